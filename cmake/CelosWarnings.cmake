@@ -1,0 +1,15 @@
+# celos_target_defaults(target): our warnings (as errors) and the sanitizers of CELOS_SANITIZE.
+# Only our own targets call this; third-party code keeps its own warnings.
+function(celos_target_defaults target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
+    -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough -Werror)
+  celos_target_sanitize(${target})
+endfunction()
+
+function(celos_target_sanitize target)
+  if(CELOS_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${CELOS_SANITIZE} -fno-omit-frame-pointer)
+    target_link_options(${target} PRIVATE -fsanitize=${CELOS_SANITIZE})
+  endif()
+endfunction()

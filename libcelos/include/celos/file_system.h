@@ -1,0 +1,82 @@
+// File systems: the local disk, WebHDFS, SFTP and, in tests, memory (libcelos/testing).
+//
+// Used by hdfsCheckTrigger (exists), by the file state database (everything) and by the deploy
+// tool (everything). Paths are absolute, `/`-separated. Failures of the outside world are
+// values. Implementations are safe to call from several threads unless they say otherwise.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/error.h"
+
+namespace celos {
+
+struct FileStatus {
+  std::string name;  // the last path component
+  bool is_directory = false;
+  std::uint64_t size = 0;
+};
+
+struct FileWrite {
+  std::string path;
+  std::string data;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  // True if a file or directory exists at `path`; false if not; an error if the file system
+  // could not answer (HDFS down), which is not the same as "does not exist".
+  [[nodiscard]] virtual Result<bool> exists(const std::string& path) = 0;
+
+  // The whole content of a file. ErrorCode::kNotFound if there is none.
+  [[nodiscard]] virtual Result<std::string> read(const std::string& path) = 0;
+
+  // Writes each file, creating parent directories and replacing what was there. Each file is
+  // replaced atomically where the file system allows it (local: temp file + rename, so a reader
+  // or a crash sees the old or the new content, never a torn file), and all of them are durable
+  // when this returns. Writes are grouped so that durability costs one sync for the whole batch
+  // rather than one per file. On failure, files already written are whole; the rest untouched.
+  [[nodiscard]] virtual Result<void> write_files(const std::vector<FileWrite>& files) = 0;
+
+  // mkdir -p.
+  [[nodiscard]] virtual Result<void> make_dirs(const std::string& path) = 0;
+
+  // Removes a file or a directory tree. Not an error if nothing is there.
+  [[nodiscard]] virtual Result<void> remove(const std::string& path) = 0;
+
+  // Renames `from` to `to`; `to` must not exist (or be an empty directory / a file on the local
+  // file system, where rename(2) replaces it).
+  [[nodiscard]] virtual Result<void> rename(const std::string& from, const std::string& to) = 0;
+
+  // The entries of a directory, sorted by name. ErrorCode::kNotFound if it does not exist.
+  [[nodiscard]] virtual Result<std::vector<FileStatus>> list(const std::string& directory) = 0;
+
+  // One file: write_files({{path, data}}).
+  [[nodiscard]] Result<void> write(const std::string& path, std::string data) {
+    return write_files({FileWrite{path, std::move(data)}});
+  }
+};
+
+// The local file system. Paths are used as given (absolute).
+std::shared_ptr<FileSystem> make_local_file_system();
+
+// Turns the file system URI of an hdfsCheckTrigger (`file:///`, `hdfs://nn:8020`,
+// `hdfs://nameservice1`, `webhdfs://host:port`, or empty = the default file system) into a
+// file system. Implementations cache what they build.
+class FileSystemResolver {
+ public:
+  virtual ~FileSystemResolver() = default;
+  [[nodiscard]] virtual Result<std::shared_ptr<FileSystem>> resolve(std::string_view uri) = 0;
+};
+
+// A resolver that knows `file:` URIs only (and maps the empty URI to the local file system).
+// The Hadoop-aware resolver (WebHDFS) is in celos/hadoop.h.
+std::unique_ptr<FileSystemResolver> make_local_file_system_resolver();
+
+}  // namespace celos

@@ -1,0 +1,85 @@
+// The scheduler: the step of SPEC §4 and the operations of the API (rerun, kill, pause, and the
+// reads behind /workflow-slots and /trigger-status).
+//
+// Threading: step(), reload(), rerun(), kill() and pause() mutate and must be serialized by the
+// caller (celos-server runs them on one strand). config(), workflow_slots(), slot_state() and
+// trigger_status() may run concurrently with one of them: they read the current immutable
+// WorkflowConfig snapshot and the state database, whose files are replaced atomically.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "celos/error.h"
+#include "celos/file_system.h"
+#include "celos/slot.h"
+#include "celos/state_db.h"
+#include "celos/time.h"
+#include "celos/trigger.h"
+#include "celos/workflow.h"
+
+namespace celos {
+
+// How far back the step looks (SPEC §4): 7 days.
+inline constexpr std::chrono::hours kSlidingWindow{24 * 7};
+
+struct StepReport {
+  Time now{};
+  int workflows = 0;          // workflows stepped (not paused, not filtered out)
+  int changed = 0;            // slot states written
+  int submitted = 0;          // slots submitted to their external service
+  std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
+  std::chrono::milliseconds duration{0};
+};
+
+class Scheduler {
+ public:
+  // All three must outlive the scheduler.
+  Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolver& file_systems);
+
+  // One step at `now` for all workflows, or only those in `ids`.
+  StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt);
+
+  // Re-evaluates the workflow files now (/clear-cache).
+  WorkflowConfigPtr reload();
+
+  // The workflows of the last load (loads once if nothing was loaded yet).
+  WorkflowConfigPtr config();
+
+  // SPEC §4 rerun: from a final state (or no state) to WAITING with a rerun marker.
+  // kNotFound for an unknown workflow or a time that is not one of its slots; kInvalid for an
+  // illegal transition. Returns the new state.
+  [[nodiscard]] Result<SlotState> rerun(const std::string& workflow, Time slot_time, Time now);
+  // SPEC §4 kill: from WAITING, READY, RUNNING (or no state); kills the external job first.
+  [[nodiscard]] Result<SlotState> kill(const std::string& workflow, Time slot_time);
+  [[nodiscard]] Result<void> pause(const std::string& workflow, bool paused);
+  [[nodiscard]] Result<bool> is_paused(const std::string& workflow);
+
+  // The workflow's slots in [max(start, startTime), end), newest first; slots with nothing stored
+  // are WAITING. kNotFound for an unknown workflow.
+  [[nodiscard]] Result<std::vector<SlotState>> workflow_slots(const std::string& workflow,
+                                                              Time start, Time end);
+  // The stored state of one slot (kNotFound if none or unknown workflow).
+  [[nodiscard]] Result<SlotState> slot_state(const std::string& workflow, Time slot_time);
+  // The trigger's status tree for a slot, evaluated at `now`.
+  [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
+                                                     Time now);
+
+ private:
+  [[nodiscard]] Result<const Workflow*> find_slot(const WorkflowConfig& config,
+                                                  const std::string& workflow, Time slot_time);
+  void set_config(WorkflowConfigPtr config);
+
+  WorkflowSource& source_;
+  StateDatabase& db_;
+  FileSystemResolver& file_systems_;
+  std::mutex config_mutex_;
+  WorkflowConfigPtr config_;
+};
+
+}  // namespace celos

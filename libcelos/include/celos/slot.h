@@ -1,0 +1,66 @@
+// Slots and the slot state machine (SPEC §4, reference/images/states.png).
+//
+// A slot is one scheduled time of one workflow. Its state is a small value; the transition
+// functions return the new state or, for an illegal transition, an Error with
+// ErrorCode::kInvalid (the HTTP layer answers 400 and nothing changes).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "celos/error.h"
+#include "celos/time.h"
+
+namespace celos {
+
+enum class SlotStatus { kWaiting, kReady, kRunning, kSuccess, kFailure, kWaitTimeout, kKilled };
+
+// "WAITING", "READY", ... as stored in the state database.
+std::string_view to_string(SlotStatus s);
+[[nodiscard]] Result<SlotStatus> parse_slot_status(std::string_view text);
+
+// SUCCESS, FAILURE, WAIT_TIMEOUT and KILLED: the step leaves them alone.
+bool is_final(SlotStatus s);
+
+struct SlotId {
+  std::string workflow;
+  Time time;  // whole seconds
+
+  friend bool operator==(const SlotId&, const SlotId&) = default;
+  friend auto operator<=>(const SlotId&, const SlotId&) = default;
+};
+
+// `wordcount@2015-09-13T13:00:00.000Z`, for log lines and error messages.
+std::string to_string(const SlotId& id);
+
+struct SlotState {
+  SlotId id;
+  SlotStatus status = SlotStatus::kWaiting;
+  std::optional<std::string> external_id;
+  int retry_count = 0;
+
+  friend bool operator==(const SlotState&, const SlotState&) = default;
+
+  // The state of a slot that has nothing stored: WAITING, retry 0, no external id.
+  static SlotState waiting(SlotId id);
+
+  // WAITING -> READY.
+  [[nodiscard]] Result<SlotState> ready() const;
+  // WAITING -> WAIT_TIMEOUT.
+  [[nodiscard]] Result<SlotState> wait_timeout() const;
+  // READY -> RUNNING with the external id the service gave.
+  [[nodiscard]] Result<SlotState> running(std::string external_id) const;
+  // RUNNING -> SUCCESS.
+  [[nodiscard]] Result<SlotState> success() const;
+  // RUNNING -> WAITING with retry_count + 1 (the caller checks maxRetryCount).
+  [[nodiscard]] Result<SlotState> retry() const;
+  // RUNNING -> FAILURE.
+  [[nodiscard]] Result<SlotState> failure() const;
+  // SUCCESS, FAILURE, WAIT_TIMEOUT, KILLED -> WAITING, retry 0, external id cleared.
+  [[nodiscard]] Result<SlotState> rerun() const;
+  // WAITING, READY, RUNNING -> KILLED (the external id is kept).
+  [[nodiscard]] Result<SlotState> killed() const;
+};
+
+}  // namespace celos

@@ -1,0 +1,58 @@
+// The state database (SPEC §5).
+//
+//   <db>/state/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>  {"time":..,"status":..,"externalID":..,"retryCount":N}
+//   <db>/rerun/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>  {"rerunTime":"<when the rerun was asked>"}
+//   <db>/paused/<workflow>                              exists = paused
+//
+// The directory of the original Celos is readable as is. Writes are atomic and durable (see
+// FileSystem::write_files). A file that cannot be parsed is an ErrorCode::kCorrupt error that
+// names its path; it affects only its workflow, and is never overwritten silently.
+// Safe for one writer and any number of concurrent readers.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/error.h"
+#include "celos/file_system.h"
+#include "celos/slot.h"
+#include "celos/time.h"
+
+namespace celos {
+
+// How long a rerun marker keeps a slot in the step's view.
+inline constexpr std::chrono::hours kRerunMarkerLifetime{24 * 14};
+
+class StateDatabase {
+ public:
+  virtual ~StateDatabase() = default;
+  // The stored state of one slot, or nothing.
+  [[nodiscard]] virtual Result<std::optional<SlotState>> get_slot(const SlotId& id) = 0;
+  // The stored states of a workflow's slots with start <= time < end, ascending by time.
+  [[nodiscard]] virtual Result<std::vector<SlotState>> get_slots(std::string_view workflow,
+                                                                 Time start, Time end) = 0;
+  // Stores states (any workflows), durable as a group.
+  [[nodiscard]] virtual Result<void> put_slots(const std::vector<SlotState>& states) = 0;
+  // Writes a rerun marker for a slot, stamped `now`.
+  [[nodiscard]] virtual Result<void> mark_rerun(const SlotId& id, Time now) = 0;
+  // The slot times of a workflow that carry a rerun marker younger than kRerunMarkerLifetime
+  // at `now`; expired markers are removed.
+  [[nodiscard]] virtual Result<std::vector<Time>> rerun_times(std::string_view workflow,
+                                                              Time now) = 0;
+  [[nodiscard]] virtual Result<bool> is_paused(std::string_view workflow) = 0;
+  [[nodiscard]] virtual Result<void> set_paused(std::string_view workflow, bool paused) = 0;
+};
+
+// The file database rooted at `root` (the --db directory) on `fs`.
+std::unique_ptr<StateDatabase> make_file_state_database(std::shared_ptr<FileSystem> fs,
+                                                        std::string root);
+
+// JSON of a slot state as stored and as the API prints it (without "time" when !with_time).
+std::string slot_state_to_json(const SlotState& state, bool with_time = true);
+// Parses a stored slot file; `id` comes from the file's path. kCorrupt on bad content.
+[[nodiscard]] Result<SlotState> slot_state_from_json(const SlotId& id, std::string_view json);
+
+}  // namespace celos

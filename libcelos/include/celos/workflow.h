@@ -1,0 +1,76 @@
+// Workflows and the set of workflows loaded from the workflow files (SPEC §3).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/error.h"
+#include "celos/external_service.h"
+#include "celos/schedule.h"
+#include "celos/strategy.h"
+#include "celos/time.h"
+#include "celos/trigger.h"
+
+namespace celos {
+
+struct Contact {
+  std::string name;
+  std::string email;
+};
+
+struct Workflow {
+  std::string id;
+  std::shared_ptr<const Schedule> schedule;
+  std::shared_ptr<const SchedulingStrategy> strategy;
+  TriggerPtr trigger;
+  ExternalServicePtr service;
+  Time start_time{};  // 1970-01-01T00:00Z: no slot before it
+  int max_retry_count = 0;
+  std::int64_t wait_timeout_seconds = 2147483647;
+  std::optional<std::string> url;
+  std::vector<Contact> contacts;
+  std::string file;  // the workflow file that defined it (for messages)
+};
+
+// A workflow id is a non-blank string without `/` or control characters, and not `.` or `..`.
+[[nodiscard]] Result<void> validate_workflow_id(std::string_view id);
+
+// An error of one workflow file: its name, the line (0 if unknown) and what was wrong.
+struct LoadError {
+  std::string file;
+  int line = 0;
+  std::string message;
+};
+
+// One loaded set of workflows. Immutable once built, shared between the scheduler and readers.
+struct WorkflowConfig {
+  std::map<std::string, Workflow, std::less<>> workflows;
+  std::vector<LoadError> errors;
+
+  const Workflow* find(std::string_view id) const;
+  // A ScheduleContext whose lookup finds the schedules of this config's workflows.
+  ScheduleContext schedule_context() const;
+};
+
+using WorkflowConfigPtr = std::shared_ptr<const WorkflowConfig>;
+
+// Where workflows come from: the JavaScript loader (celos/workflow_loader.h), or a fixed set in
+// tests. load() is called at the start of every step and must be cheap when nothing changed
+// (returning the same config object). Called by one thread at a time.
+class WorkflowSource {
+ public:
+  virtual ~WorkflowSource() = default;
+  virtual WorkflowConfigPtr load() = 0;
+  // Forgets any cache so that the next load() evaluates everything again (/clear-cache).
+  virtual void clear_cache() = 0;
+};
+
+// A source that always returns the same workflows (tests, tools that build workflows in C++).
+std::unique_ptr<WorkflowSource> make_static_workflow_source(WorkflowConfigPtr config);
+
+}  // namespace celos

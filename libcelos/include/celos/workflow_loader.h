@@ -1,0 +1,33 @@
+// The JavaScript workflow loader (SPEC §3): every `.js` file directly in the workflows
+// directory, each evaluated in its own fresh global scope with the `celos` API.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "celos/http_client.h"
+#include "celos/workflow.h"
+
+namespace celos {
+
+struct WorkflowLoaderOptions {
+  std::string workflows_dir;
+  std::string defaults_dir;
+  // The state database directory: the command service keeps its jobs under <db>/jobs.
+  std::string db_dir;
+  // Bounds for one file's evaluation (runaway files are that file's error).
+  std::chrono::milliseconds max_eval_time{5000};
+  std::size_t max_heap_bytes = 64 * 1024 * 1024;
+  // For oozieExternalService; may be null (then submitting to Oozie is an error).
+  std::shared_ptr<HttpClient> http;
+  // `user.name` sent to Oozie, if not empty.
+  std::string oozie_user;
+};
+
+// A WorkflowSource that re-reads the files on load() and re-evaluates only when a workflow or
+// defaults file changed (by name, size and modification time). Errors are per file and logged.
+std::unique_ptr<WorkflowSource> make_js_workflow_source(WorkflowLoaderOptions options);
+
+}  // namespace celos

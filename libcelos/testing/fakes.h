@@ -1,0 +1,102 @@
+// Fakes shared by the tests. Each records what it was asked so that scheduler stories can
+// assert on the calls, and each can be told to fail.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "celos/external_service.h"
+#include "celos/file_system.h"
+#include "celos/http_client.h"
+
+namespace celos::testing {
+
+// An external service whose jobs end when the test says so.
+class FakeExternalService : public ExternalService {
+ public:
+  Result<std::string> submit(const SlotId& slot) override;
+  Result<void> start(const SlotId& slot, const std::string& external_id) override;
+  Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override;
+  Result<void> kill(const SlotId& slot, const std::string& external_id) override;
+  std::string describe() const override { return "fake"; }
+
+  // Sets the status that status() reports for a job (default kRunning).
+  void set_status(const std::string& external_id, ExternalStatus status);
+  // The next calls fail with "service down" while set.
+  void set_down(bool down) { down_ = down; }
+  // submit() throws std::runtime_error while set (a bug in a service).
+  void set_throws(bool throws) { throws_ = throws; }
+
+  std::vector<SlotId> submitted;                // in order
+  std::vector<std::string> started;             // external ids
+  std::vector<std::string> killed;              // external ids
+  std::map<std::string, ExternalStatus> statuses;
+
+ private:
+  int next_id_ = 1;
+  bool down_ = false;
+  bool throws_ = false;
+};
+
+// A file system in memory. Directories are implicit in file paths plus those made with
+// make_dirs. fail_at_write(n) makes the n-th file write from now on (1-based, counted over all
+// files of all write_files calls) fail, leaving earlier files of the batch written: the basis of
+// the "fail at write n" loops. set_down() makes every call fail (HDFS down).
+class MemFileSystem : public FileSystem {
+ public:
+  Result<bool> exists(const std::string& path) override;
+  Result<std::string> read(const std::string& path) override;
+  Result<void> write_files(const std::vector<FileWrite>& files) override;
+  Result<void> make_dirs(const std::string& path) override;
+  Result<void> remove(const std::string& path) override;
+  Result<void> rename(const std::string& from, const std::string& to) override;
+  Result<std::vector<FileStatus>> list(const std::string& directory) override;
+
+  void fail_at_write(int n) { fail_at_ = n; writes_ = 0; }
+  void set_down(bool down) { down_ = down; }
+  int exists_calls() const { return exists_calls_; }
+  std::map<std::string, std::string> files() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> files_;
+  std::set<std::string> dirs_;
+  int fail_at_ = 0;
+  int writes_ = 0;
+  int exists_calls_ = 0;
+  bool down_ = false;
+};
+
+// A resolver that hands out the given file systems by URI ("" and unknown URIs: `fallback`).
+class FakeFileSystemResolver : public FileSystemResolver {
+ public:
+  explicit FakeFileSystemResolver(std::shared_ptr<FileSystem> fallback)
+      : fallback_(std::move(fallback)) {}
+  void add(std::string uri, std::shared_ptr<FileSystem> fs) { by_uri_[std::move(uri)] = fs; }
+  Result<std::shared_ptr<FileSystem>> resolve(std::string_view uri) override;
+
+ private:
+  std::shared_ptr<FileSystem> fallback_;
+  std::map<std::string, std::shared_ptr<FileSystem>, std::less<>> by_uri_;
+};
+
+// An HTTP client answering from a script: handlers are tried in order, the first that returns a
+// response wins; unmatched requests get 404. Requests are recorded.
+class FakeHttpClient : public HttpClient {
+ public:
+  using Handler = std::function<std::optional<Result<HttpResponse>>(const HttpRequest&)>;
+  void on(Handler handler) { handlers_.push_back(std::move(handler)); }
+  Result<HttpResponse> send(const HttpRequest& request) override;
+  std::vector<HttpRequest> requests;
+
+ private:
+  std::vector<Handler> handlers_;
+};
+
+}  // namespace celos::testing

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building, running and testing celos needs.
+# Idempotent and quiet when everything is already there. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache git curl python3
+  libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
+  duktape-dev libssh2-1-dev libcurl4-openssl-dev libfmt-dev libspdlog-dev libexpected-dev
+  catch2 openssh-server openssh-client chromium wrk
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq -o DPkg::Lock::Timeout=600 >/dev/null
+$sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
