@@ -81,6 +81,7 @@ Result<void> MemFileSystem::write_files(const std::vector<FileWrite>& files) {
     ++writes_;
     if (fail_at_ > 0 && writes_ == fail_at_) return fail("injected failure writing " + f.path);
     files_[f.path] = f.data;
+    touch_parent(f.path);
     for (std::string d = parent_of(f.path); d != "/"; d = parent_of(d)) dirs_.insert(d);
   }
   return {};
@@ -98,6 +99,7 @@ Result<void> MemFileSystem::remove(const std::string& path) {
   if (down_) return fail("mem fs down: remove " + path);
   files_.erase(path);
   dirs_.erase(path);
+  touch_parent(path);
   std::erase_if(files_, [&](const auto& kv) { return is_under(kv.first, path); });
   std::erase_if(dirs_, [&](const std::string& d) { return is_under(d, path); });
   return {};
@@ -128,6 +130,8 @@ Result<void> MemFileSystem::rename(const std::string& from, const std::string& t
     return fail("no such file: " + from, ErrorCode::kNotFound);
   }
   for (auto& [p, d] : moved) files_[p] = d;
+  touch_parent(from);
+  touch_parent(to);
   dirs_.insert(moved_dirs.begin(), moved_dirs.end());
   return {};
 }
@@ -137,10 +141,13 @@ Result<std::vector<FileStatus>> MemFileSystem::list(const std::string& directory
   if (down_) return fail("mem fs down: list " + directory);
   std::map<std::string, FileStatus> entries;
   for (const auto& [p, data] : files_) {
-    if (parent_of(p) == directory) entries[p] = {p.substr(p.rfind('/') + 1), false, data.size()};
+    if (parent_of(p) == directory) entries[p] = {p.substr(p.rfind('/') + 1), false, data.size(), 0};
   }
   for (const auto& d : dirs_) {
-    if (parent_of(d) == directory) entries[d] = {d.substr(d.rfind('/') + 1), true, 0};
+    if (parent_of(d) == directory) {
+      auto v = dir_versions_.find(d);
+      entries[d] = {d.substr(d.rfind('/') + 1), true, 0, v == dir_versions_.end() ? 0 : v->second};
+    }
   }
   if (entries.empty() && !dirs_.count(directory)) {
     return fail("no such directory: " + directory, ErrorCode::kNotFound);
@@ -148,6 +155,10 @@ Result<std::vector<FileStatus>> MemFileSystem::list(const std::string& directory
   std::vector<FileStatus> out;
   for (auto& [_, s] : entries) out.push_back(s);
   return out;
+}
+
+void MemFileSystem::touch_parent(const std::string& path) {
+  dir_versions_[parent_of(path)] = ++version_;
 }
 
 std::map<std::string, std::string> MemFileSystem::files() const {

@@ -67,6 +67,9 @@ class MemFileSystem : public FileSystem {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> files_;
   std::set<std::string> dirs_;
+  std::map<std::string, std::int64_t> dir_versions_;  // stands in for directory mtimes
+  std::int64_t version_ = 0;
+  void touch_parent(const std::string& path);
   int fail_at_ = 0;
   int writes_ = 0;
   int exists_calls_ = 0;

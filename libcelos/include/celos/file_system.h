@@ -19,6 +19,9 @@ struct FileStatus {
   std::string name;  // the last path component
   bool is_directory = false;
   std::uint64_t size = 0;
+  // Last modification, nanoseconds since the epoch (0 if the file system cannot tell). A
+  // directory's changes when entries are added, removed or renamed in it.
+  std::int64_t mtime_ns = 0;
 };
 
 struct FileWrite {

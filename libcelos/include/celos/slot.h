@@ -50,7 +50,7 @@ struct SlotState {
   // WAITING -> WAIT_TIMEOUT.
   [[nodiscard]] Result<SlotState> wait_timeout() const;
   // READY -> RUNNING with the external id the service gave.
-  [[nodiscard]] Result<SlotState> running(std::string external_id) const;
+  [[nodiscard]] Result<SlotState> running(std::string job) const;
   // RUNNING -> SUCCESS.
   [[nodiscard]] Result<SlotState> success() const;
   // RUNNING -> WAITING with retry_count + 1 (the caller checks maxRetryCount).

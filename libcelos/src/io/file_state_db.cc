@@ -1,0 +1,278 @@
+// The file state database of SPEC §5 on any FileSystem.
+//
+// Reading every slot file of every workflow on every step would cost a thousand workflows
+// 168,000 file reads per step, so the slots of each day directory are cached and re-read only
+// when the directory's mtime changes (every write renames into it). Directories modified in the
+// last few seconds are never trusted, so that an edit made within the file system's timestamp
+// granularity of our read is still seen (the "racy git" rule).
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "celos/state_db.h"
+
+namespace celos {
+namespace json = boost::json;
+
+std::string slot_state_to_json(const SlotState& state, bool with_time) {
+  json::object o;
+  if (with_time) o["time"] = format_time(state.id.time);
+  o["status"] = std::string(to_string(state.status));
+  if (state.external_id) {
+    o["externalID"] = *state.external_id;
+  } else {
+    o["externalID"] = nullptr;
+  }
+  o["retryCount"] = state.retry_count;
+  return json::serialize(o);
+}
+
+Result<SlotState> slot_state_from_json(const SlotId& id, std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec) return fail(fmt::format("not JSON: {}", ec.message()), ErrorCode::kCorrupt);
+  const json::object* o = v.if_object();
+  if (!o) return fail("not a JSON object", ErrorCode::kCorrupt);
+  SlotState state = SlotState::waiting(id);
+  const json::value* status = o->if_contains("status");
+  if (!status || !status->is_string()) return fail("no \"status\" string", ErrorCode::kCorrupt);
+  auto parsed = parse_slot_status(std::string_view(status->get_string()));
+  if (!parsed) return fail(parsed.error().message, ErrorCode::kCorrupt);
+  state.status = *parsed;
+  if (const json::value* ext = o->if_contains("externalID"); ext && !ext->is_null()) {
+    if (!ext->is_string()) return fail("\"externalID\" is not a string", ErrorCode::kCorrupt);
+    state.external_id = std::string(ext->get_string());
+  }
+  if (const json::value* retry = o->if_contains("retryCount"); retry && !retry->is_null()) {
+    if (!retry->is_int64() && !retry->is_uint64()) {
+      return fail("\"retryCount\" is not an integer", ErrorCode::kCorrupt);
+    }
+    state.retry_count = static_cast<int>(retry->to_number<std::int64_t>());
+  }
+  return state;
+}
+
+namespace {
+
+constexpr std::int64_t kRacyNanos = 3'000'000'000;
+
+std::int64_t wall_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class FileStateDatabase final : public StateDatabase {
+ public:
+  FileStateDatabase(std::shared_ptr<FileSystem> fs, std::string root)
+      : fs_(std::move(fs)), root_(std::move(root)) {
+    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  }
+
+  Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
+    const std::string path = slot_path("state", id);
+    auto text = fs_->read(path);
+    if (!text) {
+      if (text.error().code == ErrorCode::kNotFound) return std::optional<SlotState>{};
+      return tl::unexpected(text.error());
+    }
+    auto state = parse_file(path, id, *text);
+    if (!state) return tl::unexpected(state.error());
+    return std::optional<SlotState>(std::move(*state));
+  }
+
+  Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
+                                           Time end) override {
+    std::vector<SlotState> out;
+    if (end <= start) return out;
+    const std::string dir = fmt::format("{}/state/{}", root_, workflow);
+    auto days = fs_->list(dir);
+    if (!days) {
+      if (days.error().code == ErrorCode::kNotFound) return out;
+      return tl::unexpected(days.error());
+    }
+    const std::string first_day = format_day(start), last_day = format_day(end);
+    for (const FileStatus& day : *days) {
+      if (!day.is_directory || day.name < first_day || day.name > last_day) continue;
+      auto slots = day_slots(std::string(workflow), day);
+      if (!slots) return tl::unexpected(slots.error());
+      for (const auto& [t, s] : **slots) {
+        if (t >= start && t < end) out.push_back(s);
+      }
+    }
+    return out;
+  }
+
+  Result<void> put_slots(const std::vector<SlotState>& states) override {
+    if (states.empty()) return {};
+    std::vector<FileWrite> writes;
+    writes.reserve(states.size());
+    for (const SlotState& s : states) {
+      writes.push_back({slot_path("state", s.id), slot_state_to_json(s) + "\n"});
+    }
+    auto written = fs_->write_files(writes);
+    // Whatever happened, the cached days of these slots may now be wrong: forget them, the next
+    // read goes to the files (which are whole, old or new, thanks to write_files).
+    std::lock_guard lock(mutex_);
+    for (const SlotState& s : states) {
+      auto wf = cache_.find(s.id.workflow);
+      if (wf != cache_.end()) wf->second.erase(format_day(s.id.time));
+    }
+    return written;
+  }
+
+  Result<void> mark_rerun(const SlotId& id, Time now) override {
+    json::object o;
+    o["rerunTime"] = format_time(now);
+    return fs_->write(slot_path("rerun", id), json::serialize(o) + "\n");
+  }
+
+  Result<std::vector<Time>> rerun_times(std::string_view workflow, Time now) override {
+    std::vector<Time> out;
+    const std::string dir = fmt::format("{}/rerun/{}", root_, workflow);
+    auto days = fs_->list(dir);
+    if (!days) {
+      if (days.error().code == ErrorCode::kNotFound) return out;
+      return tl::unexpected(days.error());
+    }
+    for (const FileStatus& day : *days) {
+      if (!day.is_directory) continue;
+      const std::string day_dir = dir + "/" + day.name;
+      auto files = fs_->list(day_dir);
+      if (!files) return tl::unexpected(files.error());
+      bool all_expired = true;
+      for (const FileStatus& f : *files) {
+        if (f.name.empty() || f.name[0] == '.') continue;
+        const std::string path = day_dir + "/" + f.name;
+        auto slot_time = parse_time(day.name + "T" + f.name);
+        if (!slot_time) {
+          spdlog::warn("ignoring rerun marker with a bad name: {}", path);
+          continue;
+        }
+        auto marked = rerun_time(path, f);
+        if (!marked) return tl::unexpected(marked.error());
+        if (now - *marked > kRerunMarkerLifetime) {
+          if (auto removed = fs_->remove(path); !removed) return tl::unexpected(removed.error());
+          spdlog::info("rerun marker expired and removed: {}", path);
+          continue;
+        }
+        all_expired = false;
+        out.push_back(*slot_time);
+      }
+      if (all_expired) (void)fs_->remove(day_dir);  // tidy: an empty day directory
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  Result<bool> is_paused(std::string_view workflow) override {
+    return fs_->exists(fmt::format("{}/paused/{}", root_, workflow));
+  }
+
+  Result<void> set_paused(std::string_view workflow, bool paused) override {
+    const std::string path = fmt::format("{}/paused/{}", root_, workflow);
+    if (paused) return fs_->write(path, "");
+    return fs_->remove(path);
+  }
+
+ private:
+  using DaySlots = std::map<Time, SlotState>;
+  struct CachedDay {
+    std::int64_t mtime_ns = 0;
+    std::shared_ptr<const DaySlots> slots;
+  };
+
+  std::string slot_path(std::string_view area, const SlotId& id) const {
+    return fmt::format("{}/{}/{}/{}/{}", root_, area, id.workflow, format_day(id.time),
+                       format_time_of_day(id.time));
+  }
+
+  Result<SlotState> parse_file(const std::string& path, const SlotId& id, std::string_view text) {
+    auto state = slot_state_from_json(id, text);
+    if (!state) {
+      return fail(fmt::format("corrupt state file {}: {}", path, state.error().message),
+                  ErrorCode::kCorrupt);
+    }
+    return state;
+  }
+
+  // The slots stored in one day directory, from the cache when the directory is unchanged.
+  Result<std::shared_ptr<const DaySlots>> day_slots(const std::string& workflow,
+                                                   const FileStatus& day) {
+    const bool trustworthy =
+        day.mtime_ns != 0 && (day.mtime_ns < 1'000'000'000'000'000'000 ||  // not a wall time
+                              wall_clock_ns() - day.mtime_ns > kRacyNanos);
+    {
+      std::lock_guard lock(mutex_);
+      auto& days = cache_[workflow];
+      auto it = days.find(day.name);
+      if (trustworthy && it != days.end() && it->second.mtime_ns == day.mtime_ns) {
+        return it->second.slots;
+      }
+    }
+    const std::string dir = fmt::format("{}/state/{}/{}", root_, workflow, day.name);
+    auto files = fs_->list(dir);
+    if (!files) return tl::unexpected(files.error());
+    auto slots = std::make_shared<DaySlots>();
+    for (const FileStatus& f : *files) {
+      if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;  // temp files
+      const std::string path = dir + "/" + f.name;
+      auto t = parse_time(day.name + "T" + f.name);
+      if (!t) {
+        spdlog::warn("ignoring state file with a bad name: {}", path);
+        continue;
+      }
+      auto text = fs_->read(path);
+      if (!text) {
+        if (text.error().code == ErrorCode::kNotFound) continue;  // removed meanwhile
+        return tl::unexpected(text.error());
+      }
+      auto state = parse_file(path, SlotId{workflow, *t}, *text);
+      if (!state) return tl::unexpected(state.error());
+      slots->emplace(*t, std::move(*state));
+    }
+    if (trustworthy) {
+      std::lock_guard lock(mutex_);
+      cache_[workflow][day.name] = CachedDay{day.mtime_ns, slots};
+    }
+    return std::shared_ptr<const DaySlots>(slots);
+  }
+
+  // When a rerun marker was written: its rerunTime, or the file's mtime for markers without one.
+  Result<Time> rerun_time(const std::string& path, const FileStatus& f) {
+    auto text = fs_->read(path);
+    if (!text) return tl::unexpected(text.error());
+    boost::system::error_code ec;
+    json::value v = json::parse(*text, ec);
+    if (!ec && v.is_object()) {
+      if (const json::value* t = v.as_object().if_contains("rerunTime"); t && t->is_string()) {
+        auto parsed = parse_time(std::string_view(t->get_string()));
+        if (parsed) return *parsed;
+      }
+    }
+    if (f.mtime_ns > 0) {
+      return Time{std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::nanoseconds(f.mtime_ns))};
+    }
+    return fail(fmt::format("corrupt rerun marker {}: no rerunTime", path), ErrorCode::kCorrupt);
+  }
+
+  std::shared_ptr<FileSystem> fs_;
+  std::string root_;
+  std::mutex mutex_;
+  std::map<std::string, std::map<std::string, CachedDay>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<StateDatabase> make_file_state_database(std::shared_ptr<FileSystem> fs,
+                                                        std::string root) {
+  return std::make_unique<FileStateDatabase>(std::move(fs), std::move(root));
+}
+
+}  // namespace celos

@@ -1,0 +1,229 @@
+// The local file system adapter. Writes follow the classic durable-replace recipe (write a
+// temporary file beside the target, sync, rename over it, sync the directory), with the sync of
+// a large batch done once for the whole file system (syncfs) instead of once per file: that is
+// what keeps the first step of a thousand workflows from costing a thousand fsyncs.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "celos/file_system.h"
+
+namespace celos {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// Below this many files a batch syncs each file; above, one syncfs() is cheaper.
+constexpr std::size_t kSyncfsThreshold = 16;
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+tl::unexpected<Error> io_error(std::string_view what, const std::string& path, int err) {
+  return fail(fmt::format("{} {}: {}", what, path, errno_text(err)),
+              err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kFailed);
+}
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Result<void> fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open for sync", path, errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return io_error("cannot sync", path, err);
+  return {};
+}
+
+Result<void> write_all(int fd, const std::string& data, const std::string& path) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return io_error("cannot write", path, errno);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
+class LocalFileSystem final : public FileSystem {
+ public:
+  Result<bool> exists(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) return true;
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    return io_error("cannot stat", path, errno);
+  }
+
+  Result<std::string> read(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return io_error("cannot open", path, errno);
+    std::string data;
+    char buffer[16384];
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::close(fd);
+        return io_error("cannot read", path, err);
+      }
+      if (n == 0) break;
+      data.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return data;
+  }
+
+  Result<void> write_files(const std::vector<FileWrite>& files) override {
+    if (files.empty()) return {};
+    const bool per_file_sync = files.size() < kSyncfsThreshold;
+    std::vector<std::string> temps;
+    temps.reserve(files.size());
+    std::set<std::string> directories;
+    auto cleanup = [&] {
+      for (const auto& t : temps) ::unlink(t.c_str());
+    };
+    int sync_fd = -1;
+    for (const FileWrite& f : files) {
+      const std::string dir = parent_of(f.path);
+      if (directories.insert(dir).second) {
+        if (auto made = make_dirs(dir); !made) {
+          cleanup();
+          return made;
+        }
+      }
+      std::string temp = fmt::format("{}/.{}.tmp-{}-{}", dir, f.path.substr(dir.size() + 1),
+                                     ::getpid(), counter_.fetch_add(1));
+      const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        cleanup();
+        return io_error("cannot create", temp, errno);
+      }
+      temps.push_back(temp);
+      auto written = write_all(fd, f.data, temp);
+      if (written && per_file_sync && ::fsync(fd) != 0) written = io_error("cannot sync", temp, errno);
+      if (!per_file_sync && sync_fd < 0) {
+        sync_fd = ::dup(fd);
+      }
+      ::close(fd);
+      if (!written) {
+        if (sync_fd >= 0) ::close(sync_fd);
+        cleanup();
+        return written;
+      }
+    }
+    if (sync_fd >= 0) {
+      const int rc = ::syncfs(sync_fd);
+      const int err = errno;
+      ::close(sync_fd);
+      if (rc != 0) {
+        cleanup();
+        return io_error("cannot sync file system of", files.front().path, err);
+      }
+    }
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (::rename(temps[i].c_str(), files[i].path.c_str()) != 0) {
+        const int err = errno;
+        for (std::size_t j = i; j < temps.size(); ++j) ::unlink(temps[j].c_str());
+        return io_error("cannot rename into place", files[i].path, err);
+      }
+    }
+    // The renames are durable once their directories are.
+    for (const std::string& dir : directories) {
+      if (auto synced = fsync_path(dir); !synced) return synced;
+    }
+    return {};
+  }
+
+  Result<void> make_dirs(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
+    std::error_code ec;
+    stdfs::create_directories(path, ec);
+    if (ec) return fail(fmt::format("cannot create directory {}: {}", path, ec.message()));
+    // A new directory entry is durable once its parent is synced.
+    return fsync_path(parent_of(path));
+  }
+
+  Result<void> remove(const std::string& path) override {
+    std::error_code ec;
+    stdfs::remove_all(path, ec);
+    if (ec) return fail(fmt::format("cannot remove {}: {}", path, ec.message()));
+    return {};
+  }
+
+  Result<void> rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+      return fail(fmt::format("cannot rename {} to {}: {}", from, to, errno_text(errno)),
+                  errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kFailed);
+    }
+    return fsync_path(parent_of(to));
+  }
+
+  Result<std::vector<FileStatus>> list(const std::string& directory) override {
+    DIR* dir = ::opendir(directory.c_str());
+    if (dir == nullptr) return io_error("cannot list", directory, errno);
+    std::vector<FileStatus> entries;
+    while (const dirent* e = ::readdir(dir)) {
+      const std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      FileStatus status{name, false, 0};
+      struct stat st;
+      if (::fstatat(::dirfd(dir), e->d_name, &st, 0) == 0) {
+        status.is_directory = S_ISDIR(st.st_mode);
+        status.size = static_cast<std::uint64_t>(st.st_size);
+        status.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+      }
+      entries.push_back(std::move(status));
+    }
+    ::closedir(dir);
+    std::sort(entries.begin(), entries.end(),
+              [](const FileStatus& a, const FileStatus& b) { return a.name < b.name; });
+    return entries;
+  }
+
+ private:
+  std::atomic<unsigned long> counter_{0};
+};
+
+class LocalResolver final : public FileSystemResolver {
+ public:
+  Result<std::shared_ptr<FileSystem>> resolve(std::string_view uri) override {
+    if (uri.empty() || uri.rfind("file:", 0) == 0) return fs_;
+    return fail(fmt::format("file system \"{}\" is not supported here (only file: URIs; "
+                            "hdfs:// needs the Hadoop configuration)",
+                            uri));
+  }
+
+ private:
+  std::shared_ptr<FileSystem> fs_ = make_local_file_system();
+};
+
+}  // namespace
+
+std::shared_ptr<FileSystem> make_local_file_system() {
+  return std::make_shared<LocalFileSystem>();
+}
+
+std::unique_ptr<FileSystemResolver> make_local_file_system_resolver() {
+  return std::make_unique<LocalResolver>();
+}
+
+}  // namespace celos

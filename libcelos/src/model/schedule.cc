@@ -1,0 +1,88 @@
+#include "celos/schedule.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace celos {
+namespace {
+
+class CronSchedule final : public Schedule {
+ public:
+  explicit CronSchedule(CronExpression expression) : expression_(std::move(expression)) {}
+
+  Result<std::vector<Time>> times(Time start, Time end, const ScheduleContext&) const override {
+    return expression_.times(start, end);
+  }
+  std::string describe() const override {
+    return fmt::format("cronSchedule({})", expression_.text());
+  }
+
+ private:
+  CronExpression expression_;
+};
+
+class DependentSchedule final : public Schedule {
+ public:
+  explicit DependentSchedule(std::string workflow_id) : workflow_id_(std::move(workflow_id)) {}
+
+  Result<std::vector<Time>> times(Time start, Time end,
+                                  const ScheduleContext& context) const override {
+    const auto& chain = context.chain;
+    if (std::find(chain.begin(), chain.end(), workflow_id_) != chain.end()) {
+      std::vector<std::string> loop = chain;
+      loop.push_back(workflow_id_);
+      return fail(fmt::format("dependent schedules form a cycle: {}", fmt::join(loop, " -> ")),
+                  ErrorCode::kInvalid);
+    }
+    const Schedule* other = context.lookup ? context.lookup(workflow_id_) : nullptr;
+    if (other == nullptr) {
+      return fail(fmt::format("dependentSchedule: no workflow \"{}\"", workflow_id_),
+                  ErrorCode::kNotFound);
+    }
+    ScheduleContext next = context;
+    next.chain.push_back(workflow_id_);
+    return other->times(start, end, next);
+  }
+  std::string describe() const override {
+    return fmt::format("dependentSchedule({})", workflow_id_);
+  }
+
+ private:
+  std::string workflow_id_;
+};
+
+std::shared_ptr<const Schedule> cron_or_die(std::string_view text) {
+  auto expression = CronExpression::parse(text);
+  if (!expression) throw std::logic_error(expression.error().message);  // a constant: a bug
+  return make_cron_schedule(std::move(*expression));
+}
+
+}  // namespace
+
+std::shared_ptr<const Schedule> make_cron_schedule(CronExpression expression) {
+  return std::make_shared<CronSchedule>(std::move(expression));
+}
+
+std::shared_ptr<const Schedule> make_hourly_schedule() {
+  static const auto schedule = cron_or_die("0 0 * * * ?");
+  return schedule;
+}
+
+std::shared_ptr<const Schedule> make_minutely_schedule() {
+  static const auto schedule = cron_or_die("0 * * * * ?");
+  return schedule;
+}
+
+std::shared_ptr<const Schedule> make_dependent_schedule(std::string workflow_id) {
+  return std::make_shared<DependentSchedule>(std::move(workflow_id));
+}
+
+Result<bool> is_slot_time(const Schedule& schedule, Time t, const ScheduleContext& context) {
+  auto times = schedule.times(t, t + std::chrono::seconds(1), context);
+  if (!times) return tl::unexpected(times.error());
+  return std::find(times->begin(), times->end(), t) != times->end();
+}
+
+}  // namespace celos

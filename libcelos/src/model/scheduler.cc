@@ -1,0 +1,363 @@
+#include "celos/scheduler.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace celos {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The TriggerContext of one step (or one /trigger-status read): answers are cached so that a
+// path of a slot is checked once per step however many triggers refer to it, and a file
+// system that failed once is not asked again in the same step (HDFS down: fail fast).
+class StepTriggerContext final : public TriggerContext {
+ public:
+  StepTriggerContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
+      : now_(now), db_(db), file_systems_(file_systems) {}
+
+  Time now() const override { return now_; }
+
+  Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override {
+    auto key = std::make_pair(fs_uri, path);
+    if (auto it = exists_.find(key); it != exists_.end()) return it->second;
+    if (auto it = down_.find(fs_uri); it != down_.end()) return tl::unexpected(it->second);
+    auto fs = file_systems_.resolve(fs_uri);
+    Result<bool> answer = fs ? (*fs)->exists(path) : tl::unexpected(fs.error());
+    if (!answer) {
+      down_.emplace(fs_uri, answer.error());
+      return answer;
+    }
+    exists_.emplace(std::move(key), answer);
+    return answer;
+  }
+
+  Result<bool> slot_succeeded(const std::string& workflow_id, Time time) override {
+    auto key = std::make_pair(workflow_id, time);
+    if (auto it = succeeded_.find(key); it != succeeded_.end()) return it->second;
+    auto state = db_.get_slot(SlotId{workflow_id, time});
+    if (!state) return tl::unexpected(state.error());
+    const bool ok = state->has_value() && (*state)->status == SlotStatus::kSuccess;
+    succeeded_.emplace(std::move(key), ok);
+    return ok;
+  }
+
+ private:
+  Time now_;
+  StateDatabase& db_;
+  FileSystemResolver& file_systems_;
+  std::map<std::pair<std::string, std::string>, Result<bool>> exists_;
+  std::map<std::string, Error> down_;
+  std::map<std::pair<std::string, Time>, bool> succeeded_;
+};
+
+void log_change(const SlotState& from, const SlotState& to) {
+  spdlog::info("slot {}: {} -> {}{}", to_string(to.id), to_string(from.status),
+               to_string(to.status),
+               to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
+}
+
+// Everything one workflow does in one step; changes are collected for a grouped write.
+class WorkflowStep {
+ public:
+  WorkflowStep(const Workflow& workflow, const WorkflowConfig& config, Time now,
+               StateDatabase& db, StepTriggerContext& triggers, StepReport& report)
+      : wf_(workflow), config_(config), now_(now), db_(db), triggers_(triggers), report_(report) {}
+
+  // Returns the slot states to write at the end of the step.
+  Result<std::vector<SlotState>> run() {
+    auto slots = load_slots();
+    if (!slots) return tl::unexpected(slots.error());
+    if (auto submitted = submit_picks(*slots); !submitted) return tl::unexpected(submitted.error());
+    std::vector<SlotState> changes;
+    for (const SlotState& slot : *slots) {
+      if (auto next = advance(slot); next && *next != slot) {
+        log_change(slot, *next);
+        changes.push_back(std::move(*next));
+      }
+    }
+    return changes;
+  }
+
+ private:
+  void error(std::string message) {
+    spdlog::warn("workflow {}: {}", wf_.id, message);
+    report_.errors.push_back(fmt::format("{}: {}", wf_.id, std::move(message)));
+  }
+
+  // The schedule's times in the sliding window plus the slots marked for rerun, with their
+  // stored states (WAITING where nothing is stored), oldest first.
+  Result<std::vector<SlotState>> load_slots() {
+    const Time window_start = std::max<Time>(now_ - kSlidingWindow, wf_.start_time);
+    auto times = wf_.schedule->times(window_start, now_, config_.schedule_context());
+    if (!times) return tl::unexpected(times.error());
+    auto stored = db_.get_slots(wf_.id, window_start, now_);
+    if (!stored) return tl::unexpected(stored.error());
+    std::map<Time, SlotState> slots;
+    for (Time t : *times) slots.emplace(t, SlotState::waiting(SlotId{wf_.id, t}));
+    for (SlotState& s : *stored) {
+      if (slots.count(s.id.time)) slots.insert_or_assign(s.id.time, std::move(s));
+    }
+    auto reruns = db_.rerun_times(wf_.id, now_);
+    if (!reruns) return tl::unexpected(reruns.error());
+    for (Time t : *reruns) {
+      if (t < wf_.start_time || slots.count(t)) continue;
+      auto state = db_.get_slot(SlotId{wf_.id, t});
+      if (!state) return tl::unexpected(state.error());
+      slots.emplace(t, state->value_or(SlotState::waiting(SlotId{wf_.id, t})));
+    }
+    std::vector<SlotState> out;
+    out.reserve(slots.size());
+    for (auto& [_, s] : slots) out.push_back(std::move(s));
+    return out;
+  }
+
+  // SPEC §4 step 3: submit, record RUNNING with the external id, then start.
+  Result<void> submit_picks(const std::vector<SlotState>& slots) {
+    std::vector<SlotState> running;
+    for (const SlotState& pick : wf_.strategy->pick(slots)) {
+      auto external_id = wf_.service->submit(pick.id);
+      if (!external_id) {
+        error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
+                          external_id.error().message));
+        break;  // the service is probably down: leave the other picks READY
+      }
+      auto next = pick.running(*external_id);
+      if (!next) return tl::unexpected(next.error());
+      log_change(pick, *next);
+      running.push_back(std::move(*next));
+    }
+    if (running.empty()) return {};
+    if (auto written = db_.put_slots(running); !written) return written;
+    report_.changed += static_cast<int>(running.size());
+    for (const SlotState& slot : running) {
+      ++report_.submitted;
+      if (auto started = wf_.service->start(slot.id, *slot.external_id); !started) {
+        // The status query of the next steps tells what became of it.
+        error(fmt::format("starting slot {} ({}) failed: {}", format_time(slot.id.time),
+                          *slot.external_id, started.error().message));
+      }
+    }
+    return {};
+  }
+
+  // SPEC §4 step 4 for one slot loaded at the start of the step.
+  std::optional<SlotState> advance(const SlotState& slot) {
+    switch (slot.status) {
+      case SlotStatus::kWaiting: {
+        auto status = wf_.trigger->evaluate(slot.id.time, triggers_);
+        if (!status) {
+          error(fmt::format("trigger of slot {}: {}", format_time(slot.id.time),
+                            status.error().message));
+          return std::nullopt;
+        }
+        if (status->ready) return slot.ready().value();
+        if (now_ > slot.id.time + std::chrono::seconds(wf_.wait_timeout_seconds)) {
+          return slot.wait_timeout().value();
+        }
+        return std::nullopt;
+      }
+      case SlotStatus::kRunning: {
+        if (!slot.external_id) return slot.failure().value();  // cannot ask: a broken record
+        auto status = wf_.service->status(slot.id, *slot.external_id);
+        if (!status) {
+          error(fmt::format("status of slot {} ({}): {}", format_time(slot.id.time),
+                            *slot.external_id, status.error().message));
+          return std::nullopt;
+        }
+        if (*status == ExternalStatus::kSuccess) return slot.success().value();
+        if (*status == ExternalStatus::kFailure) {
+          return slot.retry_count < wf_.max_retry_count ? slot.retry().value()
+                                                         : slot.failure().value();
+        }
+        return std::nullopt;
+      }
+      default:
+        return std::nullopt;  // READY waits for the strategy; final states stay
+    }
+  }
+
+  const Workflow& wf_;
+  const WorkflowConfig& config_;
+  Time now_;
+  StateDatabase& db_;
+  StepTriggerContext& triggers_;
+  StepReport& report_;
+};
+
+}  // namespace
+
+Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolver& file_systems)
+    : source_(source), db_(db), file_systems_(file_systems) {}
+
+void Scheduler::set_config(WorkflowConfigPtr config) {
+  std::lock_guard lock(config_mutex_);
+  config_ = std::move(config);
+}
+
+WorkflowConfigPtr Scheduler::config() {
+  {
+    std::lock_guard lock(config_mutex_);
+    if (config_) return config_;
+  }
+  return reload();
+}
+
+WorkflowConfigPtr Scheduler::reload() {
+  source_.clear_cache();
+  auto config = source_.load();
+  set_config(config);
+  return config;
+}
+
+StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>& ids) {
+  const auto started = Clock::now();
+  StepReport report;
+  report.now = now;
+  auto config = source_.load();
+  set_config(config);
+  spdlog::info("step at {} started ({} workflows loaded, {} load errors)", format_time(now),
+               config->workflows.size(), config->errors.size());
+  StepTriggerContext triggers(now, db_, file_systems_);
+  std::vector<SlotState> changes;
+  for (const auto& [id, workflow] : config->workflows) {
+    if (ids && !ids->count(id)) continue;
+    // Each workflow is its own failure domain: an error or even a bug in one never stops the
+    // others (SPEC §4 step 2).
+    try {
+      auto paused = db_.is_paused(id);
+      if (!paused) throw std::runtime_error(paused.error().message);
+      if (*paused) continue;
+      ++report.workflows;
+      auto workflow_changes = WorkflowStep(workflow, *config, now, db_, triggers, report).run();
+      if (!workflow_changes) throw std::runtime_error(workflow_changes.error().message);
+      changes.insert(changes.end(), std::make_move_iterator(workflow_changes->begin()),
+                     std::make_move_iterator(workflow_changes->end()));
+    } catch (const std::exception& e) {
+      spdlog::error("workflow {}: step failed: {}", id, e.what());
+      report.errors.push_back(fmt::format("{}: {}", id, e.what()));
+    }
+  }
+  if (auto written = db_.put_slots(changes); !written) {
+    spdlog::error("writing {} slot states failed: {}", changes.size(), written.error().message);
+    report.errors.push_back("state database: " + written.error().message);
+  } else {
+    report.changed += static_cast<int>(changes.size());
+  }
+  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  spdlog::info("step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors",
+               format_time(now), report.duration.count(), report.workflows, report.changed,
+               report.submitted, report.errors.size());
+  return report;
+}
+
+Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,
+                                             const std::string& workflow, Time slot_time) {
+  const Workflow* wf = config.find(workflow);
+  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
+  auto is_slot = is_slot_time(*wf->schedule, slot_time, config.schedule_context());
+  if (!is_slot) return tl::unexpected(is_slot.error());
+  if (!*is_slot || slot_time < wf->start_time) {
+    return fail(fmt::format("{} is not a slot of workflow \"{}\"", format_time(slot_time), workflow),
+                ErrorCode::kNotFound);
+  }
+  return wf;
+}
+
+Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, Time now) {
+  auto config = this->config();
+  auto wf = find_slot(*config, workflow, slot_time);
+  if (!wf) return tl::unexpected(wf.error());
+  const SlotId id{workflow, slot_time};
+  auto stored = db_.get_slot(id);
+  if (!stored) return tl::unexpected(stored.error());
+  // A slot with nothing stored may be rerun: that is how backfill marks old slots.
+  auto next = stored->has_value() ? (*stored)->rerun() : SlotState::waiting(id);
+  if (!next) return next;
+  if (auto marked = db_.mark_rerun(id, now); !marked) return tl::unexpected(marked.error());
+  if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
+  spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),
+               stored->has_value() ? to_string((*stored)->status) : "no state");
+  return next;
+}
+
+Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
+  auto config = this->config();
+  auto wf = find_slot(*config, workflow, slot_time);
+  if (!wf) return tl::unexpected(wf.error());
+  const SlotId id{workflow, slot_time};
+  auto stored = db_.get_slot(id);
+  if (!stored) return tl::unexpected(stored.error());
+  const SlotState current = stored->value_or(SlotState::waiting(id));
+  auto next = current.killed();
+  if (!next) return next;
+  if (current.status == SlotStatus::kRunning && current.external_id) {
+    if (auto killed = (*wf)->service->kill(id, *current.external_id); !killed) {
+      return fail(fmt::format("killing {} of slot {} failed: {}", *current.external_id,
+                              to_string(id), killed.error().message));
+    }
+  }
+  if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
+  log_change(current, *next);
+  return next;
+}
+
+Result<void> Scheduler::pause(const std::string& workflow, bool paused) {
+  if (!config()->find(workflow)) {
+    return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
+  }
+  auto done = db_.set_paused(workflow, paused);
+  if (done) spdlog::info("workflow {} {}", workflow, paused ? "paused" : "unpaused");
+  return done;
+}
+
+Result<bool> Scheduler::is_paused(const std::string& workflow) { return db_.is_paused(workflow); }
+
+Result<std::vector<SlotState>> Scheduler::workflow_slots(const std::string& workflow, Time start,
+                                                         Time end) {
+  auto config = this->config();
+  const Workflow* wf = config->find(workflow);
+  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
+  start = std::max(start, wf->start_time);
+  if (end <= start) return std::vector<SlotState>{};
+  auto times = wf->schedule->times(start, end, config->schedule_context());
+  if (!times) return tl::unexpected(times.error());
+  auto stored = db_.get_slots(workflow, start, end);
+  if (!stored) return tl::unexpected(stored.error());
+  std::vector<SlotState> out;
+  out.reserve(times->size());
+  auto s = stored->begin();
+  for (Time t : *times) {
+    while (s != stored->end() && s->id.time < t) ++s;
+    out.push_back(s != stored->end() && s->id.time == t ? *s : SlotState::waiting({workflow, t}));
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Result<SlotState> Scheduler::slot_state(const std::string& workflow, Time slot_time) {
+  if (!config()->find(workflow)) {
+    return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
+  }
+  auto stored = db_.get_slot(SlotId{workflow, slot_time});
+  if (!stored) return tl::unexpected(stored.error());
+  if (!stored->has_value()) {
+    return fail(fmt::format("no state stored for slot {}@{}", workflow, format_time(slot_time)),
+                ErrorCode::kNotFound);
+  }
+  return **stored;
+}
+
+Result<TriggerStatus> Scheduler::trigger_status(const std::string& workflow, Time slot_time,
+                                                Time now) {
+  auto config = this->config();
+  const Workflow* wf = config->find(workflow);
+  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
+  StepTriggerContext context(now, db_, file_systems_);
+  return wf->trigger->evaluate(slot_time, context);
+}
+
+}  // namespace celos

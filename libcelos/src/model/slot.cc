@@ -1,0 +1,100 @@
+#include "celos/slot.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace celos {
+namespace {
+
+constexpr std::array<std::string_view, 7> kNames = {
+    "WAITING", "READY", "RUNNING", "SUCCESS", "FAILURE", "WAIT_TIMEOUT", "KILLED"};
+
+// One table of legal transitions so that every operation checks the same way.
+Result<SlotState> transition(const SlotState& from, std::initializer_list<SlotStatus> allowed,
+                             SlotStatus to, std::string_view what) {
+  for (SlotStatus s : allowed) {
+    if (from.status == s) {
+      SlotState next = from;
+      next.status = to;
+      return next;
+    }
+  }
+  return fail(fmt::format("cannot {} slot {}: it is {}", what, to_string(from.id),
+                          to_string(from.status)),
+              ErrorCode::kInvalid);
+}
+
+}  // namespace
+
+std::string_view to_string(SlotStatus s) { return kNames[static_cast<std::size_t>(s)]; }
+
+Result<SlotStatus> parse_slot_status(std::string_view text) {
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == text) return static_cast<SlotStatus>(i);
+  }
+  return fail(fmt::format("unknown slot status \"{}\"", text), ErrorCode::kInvalid);
+}
+
+bool is_final(SlotStatus s) {
+  return s == SlotStatus::kSuccess || s == SlotStatus::kFailure ||
+         s == SlotStatus::kWaitTimeout || s == SlotStatus::kKilled;
+}
+
+std::string to_string(const SlotId& id) { return id.workflow + "@" + format_time(id.time); }
+
+SlotState SlotState::waiting(SlotId id) {
+  SlotState state;
+  state.id = std::move(id);
+  return state;
+}
+
+Result<SlotState> SlotState::ready() const {
+  return transition(*this, {SlotStatus::kWaiting}, SlotStatus::kReady, "make ready");
+}
+
+Result<SlotState> SlotState::wait_timeout() const {
+  return transition(*this, {SlotStatus::kWaiting}, SlotStatus::kWaitTimeout, "time out");
+}
+
+Result<SlotState> SlotState::running(std::string job) const {
+  auto next = transition(*this, {SlotStatus::kReady}, SlotStatus::kRunning, "run");
+  if (next) next->external_id = std::move(job);
+  return next;
+}
+
+Result<SlotState> SlotState::success() const {
+  return transition(*this, {SlotStatus::kRunning}, SlotStatus::kSuccess, "succeed");
+}
+
+Result<SlotState> SlotState::retry() const {
+  auto next = transition(*this, {SlotStatus::kRunning}, SlotStatus::kWaiting, "retry");
+  if (next) {
+    next->retry_count = retry_count + 1;
+    next->external_id.reset();
+  }
+  return next;
+}
+
+Result<SlotState> SlotState::failure() const {
+  return transition(*this, {SlotStatus::kRunning}, SlotStatus::kFailure, "fail");
+}
+
+Result<SlotState> SlotState::rerun() const {
+  auto next = transition(*this,
+                         {SlotStatus::kSuccess, SlotStatus::kFailure, SlotStatus::kWaitTimeout,
+                          SlotStatus::kKilled},
+                         SlotStatus::kWaiting, "rerun");
+  if (next) {
+    next->retry_count = 0;
+    next->external_id.reset();
+  }
+  return next;
+}
+
+Result<SlotState> SlotState::killed() const {
+  return transition(*this, {SlotStatus::kWaiting, SlotStatus::kReady, SlotStatus::kRunning},
+                    SlotStatus::kKilled, "kill");
+}
+
+}  // namespace celos
