@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,10 @@ namespace celos {
 // hdfs-site.xml): name -> value.
 struct HadoopConfig {
   std::map<std::string, std::string> properties;
+  // Properties marked <final>true</final>: later files cannot override them (as in Hadoop).
+  std::set<std::string> final_names;
+  // The value with ${other.property} references expanded (as Hadoop does), or `fallback` when
+  // the property is not set.
   std::string get(const std::string& name, const std::string& fallback = "") const;
 };
 

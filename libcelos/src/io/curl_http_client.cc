@@ -1,0 +1,178 @@
+// The libcurl HttpClient. One easy handle per (client, thread), kept between requests so that
+// libcurl can reuse connections (keep-alive to Oozie and the name nodes); a handle is never
+// shared between threads, which is all libcurl asks of us.
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "celos/http_client.h"
+
+namespace celos {
+
+std::string HttpResponse::header(std::string_view name) const {
+  auto same = [&](const std::string& candidate) {
+    return candidate.size() == name.size() &&
+           std::equal(candidate.begin(), candidate.end(), name.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  for (const auto& [key, value] : headers) {
+    if (same(key)) return value;
+  }
+  return "";
+}
+
+std::string url_encode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::once_flag curl_init_once;
+
+struct EasyDeleter {
+  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
+};
+using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
+
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+// Header lines arrive one by one; with redirects followed, each hop's headers arrive, so a
+// status line starts the list over and only the final response's headers remain.
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  auto* headers = static_cast<HttpHeaders*>(user);
+  std::string_view line(data, size * count);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  if (line.starts_with("HTTP/")) {
+    headers->clear();
+  } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+      value.remove_prefix(1);
+    }
+    headers->emplace_back(std::string(line.substr(0, colon)), std::string(value));
+  }
+  return size * count;
+}
+
+class CurlHttpClient : public HttpClient {
+ public:
+  explicit CurlHttpClient(HttpClientOptions options) : options_(options) {
+    std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    CURL* curl = handle_for_this_thread();
+    if (curl == nullptr) return failure(request, "cannot create a curl handle");
+    curl_easy_reset(curl);  // keeps the connection cache, forgets the last request's options
+
+    HttpResponse response;
+    char error_text[CURL_ERROR_SIZE] = {};
+    Slist headers;
+    auto add_header = [&](const std::string& line) {
+      curl_slist* head = curl_slist_append(headers.get(), line.c_str());
+      if (head == nullptr) return false;
+      static_cast<void>(headers.release());
+      headers.reset(head);
+      return true;
+    };
+    for (const auto& [name, value] : request.headers) {
+      if (!add_header(fmt::format("{}: {}", name, value))) return failure(request, "out of memory");
+    }
+    // libcurl would otherwise send "Expect: 100-continue" for larger bodies and wait for it.
+    if (!add_header("Expect:")) return failure(request, "out of memory");
+
+    curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_text);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM tricks in a threaded server
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(options_.connect_timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+    if (options_.negotiate) {
+      curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
+      curl_easy_setopt(curl, CURLOPT_USERPWD, ":");  // the user comes from the Kerberos ticket
+    }
+    if (request.method == "GET") {
+      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    } else if (request.method == "HEAD") {
+      curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    } else {
+      // POSTFIELDS with an explicit size sends the body for any method (PUT, DELETE too) and
+      // an empty body as Content-Length: 0, which name nodes and Oozie expect.
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+      if (request.method != "POST") {
+        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+      }
+    }
+
+    CURLcode code = curl_easy_perform(curl);
+    if (code != CURLE_OK) {
+      return failure(request, error_text[0] != '\0' ? std::string(error_text)
+                                                    : std::string(curl_easy_strerror(code)));
+    }
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    response.status = static_cast<int>(status);
+    return response;
+  }
+
+ private:
+  static tl::unexpected<Error> failure(const HttpRequest& request, const std::string& why) {
+    return fail(fmt::format("{} {} failed: {}", request.method, request.url, why));
+  }
+
+  CURL* handle_for_this_thread() {
+    std::lock_guard lock(mutex_);
+    EasyHandle& handle = handles_[std::this_thread::get_id()];
+    if (!handle) handle.reset(curl_easy_init());
+    return handle.get();
+  }
+
+  HttpClientOptions options_;
+  std::mutex mutex_;
+  // Handles live as long as the client; a server has a small fixed set of threads, so the
+  // map stays small.
+  std::map<std::thread::id, EasyHandle> handles_;
+};
+
+}  // namespace
+
+std::shared_ptr<HttpClient> make_curl_http_client(HttpClientOptions options) {
+  return std::make_shared<CurlHttpClient>(options);
+}
+
+}  // namespace celos
