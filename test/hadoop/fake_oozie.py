@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""A fake Apache Oozie server speaking the workflow part of the Oozie Web Services API v2,
+written from the Oozie documentation: job submission (POST <oozie>/v2/jobs with an XML
+<configuration>, 201 {"id": ...}), PUT <oozie>/v2/job/<id>?action=start|kill,
+GET <oozie>/v2/job/<id>?show=info, and errors carried in the oozie-error-code /
+oozie-error-message headers.
+
+    fake_oozie.py --port 0 [--state FILE]
+
+With --state, jobs are kept in FILE, so a restarted fake still knows them (like Oozie's
+database). Prints the bound port on the first line of stdout. Serves under any prefix (/oozie/v2/...).
+Control endpoints (not part of Oozie):
+    POST /_control/status?id=<job>&status=<STATUS>   script a job's status (e.g. SUCCEEDED)
+    POST /_control/status?status=<STATUS>            ... of every job not yet ended
+    POST /_control/start-status?status=<STATUS>      status a job gets when started (RUNNING)
+    GET  /_control/jobs                              {id: {"status", "properties", ...}}
+    GET  /_control/requests                          the API requests received (JSON list)
+    POST /_control/reset                             forget requests (jobs stay)
+"""
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import urllib.parse
+import xml.etree.ElementTree as ET
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ENDED = {"SUCCEEDED", "KILLED", "FAILED"}
+KILLABLE = {"PREP", "RUNNING", "SUSPENDED"}
+
+
+class State:
+    def __init__(self, path=None):
+        self.lock = threading.Lock()
+        self.jobs = {}
+        self.requests = []
+        self.next_id = 1
+        self.start_status = "RUNNING"
+        self.stamp = time.strftime("%y%m%d%H%M%S", time.gmtime()) + "000"
+        self.path = path
+        if path and os.path.exists(path):
+            with open(path) as f:
+                saved = json.load(f)
+            self.jobs, self.next_id, self.stamp = saved["jobs"], saved["next_id"], saved["stamp"]
+
+    def save(self):
+        """Called with the lock held after every change of a job."""
+        if not self.path:
+            return
+        with open(self.path + ".tmp", "w") as f:
+            json.dump({"jobs": self.jobs, "next_id": self.next_id, "stamp": self.stamp}, f)
+        os.replace(self.path + ".tmp", self.path)
+
+
+def http_date():
+    return formatdate(usegmt=True)
+
+
+class OozieError(Exception):
+    def __init__(self, status, code, message):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "Apache-Coyote/1.1"
+    state = None
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send(self, status, body=None, headers=()):
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        if body is not None:
+            self.send_header("Content-Type", "application/json;charset=UTF-8")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        self.dispatch()
+
+    def do_POST(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
+    def dispatch(self):
+        url = urllib.parse.urlsplit(self.path)
+        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if url.path.startswith("/_control/"):
+            return self.control(url.path, query)
+        with self.state.lock:
+            self.state.requests.append({
+                "method": self.command, "path": url.path, "query": query,
+                "content_type": self.headers.get("Content-Type"),
+                "body": body.decode("utf-8", "replace")})
+        try:
+            if url.path.endswith("/v2/jobs") and self.command == "POST":
+                return self.submit(query, body)
+            marker = "/v2/job/"
+            if marker in url.path:
+                job_id = urllib.parse.unquote(url.path.split(marker, 1)[1])
+                return self.job(job_id, query)
+            raise OozieError(400, "E0300", "E0300: Invalid content-type or resource [%s]" % url.path)
+        except OozieError as e:
+            # Oozie answers errors with an HTML error page; the machine-readable part is in
+            # the headers.
+            page = ("<html><body><h1>HTTP Status %d - %s</h1></body></html>"
+                    % (e.status, e.message)).encode()
+            self.send_response(e.status)
+            self.send_header("oozie-error-code", e.code)
+            self.send_header("oozie-error-message", e.message)
+            self.send_header("Content-Type", "text/html;charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+    def submit(self, query, body):
+        content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+        if content_type != "application/xml":
+            raise OozieError(400, "E0300", "E0300: Invalid content-type [%s]" % content_type)
+        try:
+            root = ET.fromstring(body)
+        except ET.ParseError as e:
+            raise OozieError(400, "E0301", "E0301: Invalid configuration XML: %s" % e)
+        if root.tag != "configuration":
+            raise OozieError(400, "E0301", "E0301: Invalid configuration XML: root <%s>" % root.tag)
+        properties = {}
+        for prop in root.findall("property"):
+            properties[prop.findtext("name", "")] = prop.findtext("value", "")
+        path = properties.get("oozie.wf.application.path")
+        if not path:
+            raise OozieError(400, "E0405",
+                             "E0405: Submission request doesn't have any application or lib path")
+        user = properties.get("user.name") or query.get("user.name")
+        if not user:
+            raise OozieError(401, "E0401", "E0401: Missing configuration property [user.name]")
+        with self.state.lock:
+            job_id = "%07d-%s-oozie-oozi-W" % (self.state.next_id, self.state.stamp)
+            self.state.next_id += 1
+            self.state.jobs[job_id] = {
+                "id": job_id, "status": "PREP", "properties": properties, "user": user,
+                "appPath": path, "appName": properties.get("celosWorkflowName", "app"),
+                "createdTime": http_date(), "startTime": None, "endTime": None}
+            if query.get("action") == "start":
+                self.start_job(self.state.jobs[job_id])
+            self.state.save()
+        return self.send(201, {"id": job_id})
+
+    def start_job(self, job):
+        if job["status"] != "PREP":
+            raise OozieError(409, "E1003",
+                             "E1003: Invalid coordinator application attributes, job %s is in "
+                             "state %s, not PREP" % (job["id"], job["status"]))
+        job["status"] = self.state.start_status
+        job["startTime"] = http_date()
+
+    def job(self, job_id, query):
+        with self.state.lock:
+            job = self.state.jobs.get(job_id)
+            if job is None:
+                raise OozieError(400, "E0604", "E0604: Job does not exist [%s]" % job_id)
+            if self.command == "PUT":
+                action = query.get("action")
+                if action == "start":
+                    self.start_job(job)
+                elif action == "kill":
+                    if job["status"] not in KILLABLE:
+                        raise OozieError(400, "E0725",
+                                         "E0725: Workflow instance can not be killed, %s, "
+                                         "Error Code: %s" % (job_id, job["status"]))
+                    job["status"] = "KILLED"
+                    job["endTime"] = http_date()
+                elif action in ("suspend", "resume"):
+                    job["status"] = "SUSPENDED" if action == "suspend" else "RUNNING"
+                else:
+                    raise OozieError(400, "E0303", "E0303: Invalid parameter value, [action] = [%s]"
+                                     % action)
+                self.state.save()
+                return self.send(200)
+            if self.command == "GET" and query.get("show", "info") == "info":
+                return self.send(200, self.info(job))
+            raise OozieError(400, "E0303", "E0303: Invalid parameter value, [show] = [%s]"
+                             % query.get("show"))
+
+    @staticmethod
+    def info(job):
+        conf = "<configuration>\r\n" + "".join(
+            "  <property>\r\n    <name>%s</name>\r\n    <value>%s</value>\r\n  </property>\r\n"
+            % (n, v) for n, v in sorted(job["properties"].items())) + "</configuration>"
+        return {
+            "appPath": job["appPath"], "acl": None, "status": job["status"],
+            "createdTime": job["createdTime"], "conf": conf, "lastModTime": http_date(),
+            "run": 0, "endTime": job["endTime"], "externalId": None, "appName": job["appName"],
+            "id": job["id"], "startTime": job["startTime"], "parentId": None,
+            "toString": "Workflow id[%s] status[%s]" % (job["id"], job["status"]),
+            "group": None, "consoleUrl": "http://127.0.0.1/oozie?job=" + job["id"],
+            "user": job["user"], "actions": []}
+
+    def control(self, path, query):
+        with self.state.lock:
+            if path == "/_control/requests":
+                return self.send(200, list(self.state.requests))
+            if path == "/_control/jobs":
+                return self.send(200, self.state.jobs)
+            if path == "/_control/reset" and self.command == "POST":
+                self.state.requests.clear()
+                return self.send(200, {"ok": True})
+            if path == "/_control/start-status" and self.command == "POST":
+                self.state.start_status = query["status"]
+                return self.send(200, {"ok": True})
+            if path == "/_control/status" and self.command == "POST":
+                status = query["status"]
+                if "id" in query:
+                    if query["id"] not in self.state.jobs:
+                        return self.send(404, {"error": "no job " + query["id"]})
+                    targets = [self.state.jobs[query["id"]]]
+                else:
+                    targets = [j for j in self.state.jobs.values() if j["status"] not in ENDED]
+                for job in targets:
+                    job["status"] = status
+                self.state.save()
+                return self.send(200, {"changed": [j["id"] for j in targets]})
+        return self.send(404, {"error": "unknown control endpoint"})
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--state", help="keep jobs in this JSON file across restarts")
+    args = parser.parse_args()
+    handler = type("OozieHandler", (Handler,), {"state": State(args.state)})
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    server.daemon_threads = True
+    print(server.server_address[1], flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
