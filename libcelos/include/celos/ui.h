@@ -1,0 +1,187 @@
+// celos-ui (SPEC §9): a server-rendered HTML grid of workflows × time tiles, read from
+// celos-server's API.
+//
+// Three layers, each usable alone:
+//   * tile arithmetic (TileGrid, parse_zoom): pure functions of time values, UTC;
+//   * rendering (render_ui_page): a pure function from already-read data to HTML, where every
+//     string that came from celos-server or the config file is HTML-escaped;
+//   * the HTTP side (CelosApiReader, make_ui_handler): reads celos-server through an HttpClient
+//     and answers /ui, /rerun and /trigger-status. The handler is a plain function (see
+//     http_server.h), so it is tested with a FakeHttpClient and no sockets.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/error.h"
+#include "celos/http_client.h"
+#include "celos/http_server.h"
+#include "celos/slot.h"
+#include "celos/time.h"
+
+namespace celos {
+
+// ---------------------------------------------------------------------------------------------
+// Tiles
+
+inline constexpr std::chrono::minutes kDefaultZoom{60};
+inline constexpr std::chrono::minutes kMinZoom{1};
+inline constexpr std::chrono::minutes kMaxZoom{1440};
+inline constexpr int kMaxTiles = 48;
+
+// The `zoom` query parameter: absent -> 60 minutes; an integer (optionally signed) -> clamped to
+// [1, 1440]; anything else (empty, "abc", "1.5", "60m") -> Error kInvalid (HTTP 400).
+[[nodiscard]] Result<std::chrono::minutes> parse_zoom(const std::string* text);
+
+// Number of tiles shown at a zoom: at most 48 and at most 7 days' worth (7 at 1440).
+int tile_count(std::chrono::minutes zoom);
+
+// The columns of the grid. Tiles are `zoom` minutes long and aligned to UTC midnight: the newest
+// tile starts at the latest `midnight + k * zoom` that is <= `time`; older tiles follow in steps
+// of `zoom` (so with a zoom that does not divide a day, tiles of earlier days are not aligned to
+// those days' midnights).
+struct TileGrid {
+  std::chrono::minutes zoom{kDefaultZoom};
+  std::vector<Time> starts;  // newest first; never empty
+
+  // Oldest tile start, and the end of the newest tile (exclusive).
+  Time begin() const { return starts.back(); }
+  Time end() const { return starts.front() + zoom; }
+  // The index into `starts` of the tile holding `t`, or nullopt outside [begin, end).
+  std::optional<std::size_t> tile_of(Time t) const;
+};
+
+TileGrid make_tile_grid(Time time, std::chrono::minutes zoom);
+
+// `HHmm` of a tile start, and the day of month (`02`) when it starts at midnight, else "".
+std::string tile_label(Time start);
+std::string day_label(Time start);
+
+// ---------------------------------------------------------------------------------------------
+// States
+
+// The word shown for a lone slot: wait, rdy, run, fail, time, kill, and "" for success.
+std::string_view state_word(SlotStatus status);
+// The CSS class of a state: waiting, ready, running, success, failure, wait_timeout, killed.
+std::string_view state_class(SlotStatus status);
+// Severity for colouring a tile of several slots; the highest wins. Order (worst first):
+// FAILURE > WAIT_TIMEOUT > KILLED > WAITING > READY > RUNNING > SUCCESS: what needs a human
+// first, then what is furthest from done.
+int state_severity(SlotStatus status);
+// "WAITING", "READY", ... as celos-server sends them, and back. (The UI keeps its own copy of
+// this mapping so that an unknown status from a newer server is an error of one workflow.)
+[[nodiscard]] Result<SlotStatus> parse_ui_status(std::string_view text);
+std::string_view ui_status_name(SlotStatus status);
+
+// ---------------------------------------------------------------------------------------------
+// Data read from celos-server and the config file
+
+struct UiSlot {
+  Time time;
+  SlotStatus status = SlotStatus::kWaiting;
+  std::optional<std::string> external_id;
+  int retry_count = 0;
+};
+
+struct UiWorkflow {
+  std::string id;
+  bool paused = false;
+  std::vector<UiSlot> slots;  // any order
+  std::optional<std::string> error;  // its slots could not be read: shown in its row
+};
+
+struct UiGroup {
+  std::string name;
+  std::vector<std::string> workflows;
+};
+
+struct UiConfig {
+  std::vector<UiGroup> groups;
+};
+
+// `{"groups": [{"name": "...", "workflows": ["a", "b"]}]}`; errors are kInvalid with a message
+// that says what is wrong.
+[[nodiscard]] Result<UiConfig> parse_ui_config(std::string_view json);
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+struct UiPage {
+  Time time;                          // the time asked for (shown in the corner)
+  TileGrid grid;
+  UiConfig config;                    // empty: every workflow is "Unlisted workflows"
+  std::vector<UiWorkflow> workflows;  // every workflow celos-server knows, sorted by id
+  std::string hue_url;                // "" = no links to Hue
+  std::string notice;                 // shown above the grid when not empty (config problems)
+};
+
+// Text safe inside HTML elements and double-quoted attributes.
+std::string html_escape(std::string_view text);
+
+// The whole HTML page: navigation links, the day header row, the tile label row, then per group
+// a heading row and one row per workflow (listed-but-unknown ones marked missing, paused ones
+// marked paused), then the "Unlisted workflows" group. Includes the small script for shift-click
+// rerun and lazy trigger-status tooltips.
+std::string render_ui_page(const UiPage& page);
+
+// A small readable HTML error page (celos-server down, bad parameter).
+std::string render_error_page(int status, std::string_view title, std::string_view message);
+
+// ---------------------------------------------------------------------------------------------
+// Reading celos-server
+
+// Reads celos-server's API. Thread-safe.
+//
+// Prefers the batch endpoint `GET /multi-workflow-slots?start=S&end=E` (every workflow in one
+// answer; see docs/ui.md for its contract); when celos-server answers it with 404/405 it falls
+// back, for a minute, to `GET /workflow-list` plus one `GET /workflow-slots` per workflow,
+// `parallelism` at a time.
+class CelosApiReader {
+ public:
+  CelosApiReader(std::shared_ptr<HttpClient> client, std::string celos_url, int parallelism = 8);
+
+  // Every workflow with its slots in [start, end), sorted by id. Fails (kFailed) when
+  // celos-server cannot be reached or its workflow list cannot be read; a failure of one
+  // workflow's slots is only recorded in that workflow's `error`.
+  [[nodiscard]] Result<std::vector<UiWorkflow>> read(Time start, Time end);
+
+  // POST /rerun then GET /slot-state: the slot's new state. celos-server's 400/404 come back as
+  // kInvalid/kNotFound with its message; transport failures as kFailed.
+  [[nodiscard]] Result<UiSlot> rerun(const std::string& workflow, Time time);
+
+  // GET /trigger-status as indented human-readable lines.
+  [[nodiscard]] Result<std::string> trigger_status(const std::string& workflow, Time time);
+
+ private:
+  std::shared_ptr<HttpClient> client_;
+  std::string celos_url_;
+  int parallelism_;
+  std::atomic<std::int64_t> batch_retry_after_ms_{0};  // steady clock; 0 = try the batch
+};
+
+// ---------------------------------------------------------------------------------------------
+// The UI server's request handler
+
+struct UiServerOptions {
+  std::string celos_url;     // e.g. http://127.0.0.1:8080 (no trailing slash needed)
+  std::string hue_url;       // "" = none
+  std::string config_path;   // "" = none; re-read whenever its modification time changes
+  std::shared_ptr<HttpClient> client;
+  std::function<Time()> now;  // default: the system clock
+  int parallelism = 8;        // concurrent /workflow-slots requests when there is no batch
+};
+
+// GET / -> 302 to /ui; GET /ui?time=T&zoom=MIN -> the page (400 for a bad time or zoom, 502
+// when celos-server is unreachable or answers nonsense); POST /rerun?id=W@T -> JSON of the
+// slot's new state; GET /trigger-status?id=W@T -> text/plain. Safe to call concurrently.
+HttpHandler make_ui_handler(UiServerOptions options);
+
+}  // namespace celos

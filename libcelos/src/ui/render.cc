@@ -1,0 +1,344 @@
+// HTML of the UI grid. One pass over the data into one preallocated string: with 500 workflows
+// × 48 tiles the page is ~1-2 MB and must render in a few milliseconds.
+#include <algorithm>
+#include <iterator>
+#include <map>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include "celos/ui.h"
+
+namespace celos {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kStyle = R"css(
+body { font-family: sans-serif; font-size: 11px; margin: 6px; }
+#nav { margin-bottom: 6px; } #nav a { margin-right: 1em; }
+#notice { background: #fdd; border: 1px solid #c66; padding: 4px; margin-bottom: 6px; }
+table#grid { border-collapse: separate; border-spacing: 1px; }
+#grid th, #grid td { padding: 0 2px; white-space: nowrap; font-weight: normal; }
+#grid th.name, #grid th.group, #grid th.now { text-align: right; padding-right: 6px; }
+#grid th.group { font-weight: bold; padding-top: 10px; }
+#grid th.now { font-family: monospace; font-weight: bold; }
+#grid th.tile { font-family: monospace; }
+#grid th.day span { background: #000; color: #fff; font-weight: bold; padding: 0 4px; }
+#grid td { font-family: monospace; min-width: 3.2em; height: 1.3em; user-select: none; }
+#grid td a { display: block; color: inherit; text-decoration: none; min-height: 1.3em; }
+#grid td.success { background: #cfc; }
+#grid td.waiting { background: #ccf; }
+#grid td.ready { background: #ffc; }
+#grid td.running { background: #ffc; color: #00c; }
+#grid td.failure { background: #f66; color: #fff; font-weight: bold; }
+#grid td.wait_timeout { background: #fb6; }
+#grid td.killed { background: #bbb; }
+#grid td.note { color: #a00; font-family: sans-serif; }
+#grid tr.paused th.name { color: #888; font-style: italic; }
+#grid tr.paused td.slot { opacity: 0.45; }
+#grid .mark { color: #fff; background: #888; border-radius: 2px; padding: 0 3px; margin-left: 4px; font-style: normal; }
+#grid tr.missing .mark { background: #c33; }
+p.help { color: #666; }
+)css";
+
+// Navigation ladder for zoom in/out (minutes).
+constexpr int kZoomLadder[] = {1, 5, 15, 30, 60, 120, 180, 360, 720, 1440};
+
+// Shift-click rerun and lazy "why is it waiting" tooltips; plain DOM, no framework.
+constexpr std::string_view kScript = R"js(
+(function () {
+  var grid = document.getElementById('grid');
+  function slotOf(td) { return td.parentNode.getAttribute('data-wf') + '@' + td.getAttribute('data-t'); }
+  grid.addEventListener('click', function (e) {
+    if (!e.shiftKey) return;
+    var td = e.target.closest('td[data-t]');
+    if (!td) return;
+    e.preventDefault();
+    var id = slotOf(td);
+    if (!window.confirm('Rerun ' + id + '?')) return;
+    td.setAttribute('data-rerun', 'pending');
+    fetch('rerun?id=' + encodeURIComponent(id), {method: 'POST'}).then(function (r) {
+      return r.json().then(function (j) {
+        if (!r.ok) { td.setAttribute('data-rerun', 'failed'); alert('Rerun of ' + id + ' failed: ' + (j.error || r.status)); return; }
+        td.className = 'slot ' + j['class'];
+        td.textContent = j.word;
+        td.title = id + ': ' + j.status;
+        td.removeAttribute('data-why');
+        td.setAttribute('data-rerun', 'done');
+      });
+    }).catch(function (err) { td.setAttribute('data-rerun', 'failed'); alert('Rerun of ' + id + ' failed: ' + err); });
+  });
+  grid.addEventListener('mouseover', function (e) {
+    var td = e.target.closest('td.waiting[data-t]');
+    if (!td || td.getAttribute('data-why')) return;
+    td.setAttribute('data-why', 'loading');
+    fetch('trigger-status?id=' + encodeURIComponent(slotOf(td))).then(function (r) { return r.text(); })
+      .then(function (t) { td.title = td.title + '\n' + t; td.setAttribute('data-why', 'loaded'); });
+  });
+})();
+)js";
+
+std::string corner_time(Time t) {
+  const CivilTime c = to_civil(t);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", c.year, c.month, c.day, c.hour,
+                     c.minute);
+}
+
+std::string ui_link(Time time, int zoom) {
+  return fmt::format("ui?time={}&amp;zoom={}", url_encode(format_time(time)), zoom);
+}
+
+void append_escaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+}
+
+void render_nav(std::string& out, const UiPage& page) {
+  const int zoom = static_cast<int>(page.grid.zoom.count());
+  const auto span = page.grid.zoom * static_cast<int>(page.grid.starts.size());
+  int zoom_in = kZoomLadder[0];
+  int zoom_out = kZoomLadder[std::size(kZoomLadder) - 1];
+  for (int z : kZoomLadder) {
+    if (z < zoom) zoom_in = z;
+  }
+  for (auto it = std::rbegin(kZoomLadder); it != std::rend(kZoomLadder); ++it) {
+    if (*it > zoom) zoom_out = *it;
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<div id=\"nav\"><a id=\"nav-earlier\" href=\"{}\">&laquo; earlier</a>"
+                 "<a id=\"nav-now\" href=\"ui?zoom={}\">now</a>"
+                 "<a id=\"nav-later\" href=\"{}\">later &raquo;</a>"
+                 "<a id=\"nav-zoom-in\" href=\"{}\">zoom in</a>"
+                 "<a id=\"nav-zoom-out\" href=\"{}\">zoom out</a>"
+                 "<span>{} minutes per tile</span></div>\n",
+                 ui_link(page.time - span, zoom), zoom, ui_link(page.time + span, zoom),
+                 ui_link(page.time, zoom_in), ui_link(page.time, zoom_out), zoom);
+}
+
+void render_header(std::string& out, const UiPage& page) {
+  out += "<thead><tr class=\"days\"><th></th>";
+  for (Time start : page.grid.starts) {
+    const std::string day = day_label(start);
+    if (day.empty()) {
+      out += "<th></th>";
+    } else {
+      fmt::format_to(std::back_inserter(out), "<th class=\"day\"><span>{}</span></th>", day);
+    }
+  }
+  fmt::format_to(std::back_inserter(out), "</tr>\n<tr class=\"tiles\"><th class=\"now\">{}</th>",
+                 corner_time(page.time));
+  for (Time start : page.grid.starts) {
+    fmt::format_to(std::back_inserter(out), "<th class=\"tile\" title=\"{}\">{}</th>",
+                   format_time(start), tile_label(start));
+  }
+  out += "</tr></thead>\n";
+}
+
+struct TileAcc {
+  const UiSlot* first = nullptr;
+  int count = 0;
+  SlotStatus worst = SlotStatus::kSuccess;
+};
+
+void render_single(std::string& out, const UiWorkflow& wf, const UiSlot& slot,
+                   const std::string& hue_url) {
+  const std::string time = format_time(slot.time);
+  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}\" data-t=\"{}\" title=\"",
+                 state_class(slot.status), time);
+  append_escaped(out, wf.id);
+  fmt::format_to(std::back_inserter(out), "@{}: {}", time, ui_status_name(slot.status));
+  if (slot.retry_count > 0) fmt::format_to(std::back_inserter(out), ", retry {}", slot.retry_count);
+  if (slot.external_id) {
+    out += ", external id ";
+    append_escaped(out, *slot.external_id);
+  }
+  out += "\">";
+  if (!hue_url.empty() && slot.external_id) {
+    out += "<a href=\"";
+    append_escaped(out, hue_url + "/list_oozie_workflow/" + url_encode(*slot.external_id));
+    out += "\">";
+    const std::string_view word = state_word(slot.status);
+    out += word.empty() ? std::string_view("&nbsp;") : word;
+    out += "</a>";
+  } else {
+    out += state_word(slot.status);
+  }
+  out += "</td>";
+}
+
+void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
+                  std::vector<TileAcc>& tiles) {
+  tiles.assign(page.grid.starts.size(), TileAcc{});
+  for (const UiSlot& slot : wf.slots) {
+    const auto index = page.grid.tile_of(slot.time);
+    if (!index) continue;
+    TileAcc& tile = tiles[*index];
+    if (tile.count == 0 || state_severity(slot.status) > state_severity(tile.worst)) {
+      tile.worst = slot.status;
+    }
+    if (tile.count == 0) tile.first = &slot;
+    ++tile.count;
+  }
+  for (const TileAcc& tile : tiles) {
+    if (tile.count == 0) {
+      out += "<td></td>";
+    } else if (tile.count == 1) {
+      render_single(out, wf, *tile.first, page.hue_url);
+    } else {
+      fmt::format_to(std::back_inserter(out),
+                     "<td class=\"slot multi {}\" title=\"{} slots, worst {}\">{}</td>",
+                     state_class(tile.worst), tile.count, ui_status_name(tile.worst), tile.count);
+    }
+  }
+}
+
+void render_row(std::string& out, const UiWorkflow* wf, std::string_view id, const UiPage& page,
+                std::vector<TileAcc>& tiles) {
+  const std::string classes =
+      wf == nullptr ? "workflow missing" : (wf->paused ? "workflow paused" : "workflow");
+  fmt::format_to(std::back_inserter(out), "<tr class=\"{}\" data-wf=\"", classes);
+  append_escaped(out, id);
+  out += "\"><th class=\"name\">";
+  append_escaped(out, id);
+  const auto columns = page.grid.starts.size();
+  if (wf == nullptr) {
+    fmt::format_to(std::back_inserter(out),
+                   "<span class=\"mark\">missing</span></th><td class=\"note\" colspan=\"{}\">"
+                   "not known to celos-server</td></tr>\n",
+                   columns);
+    return;
+  }
+  if (wf->paused) out += "<span class=\"mark\" title=\"paused: the scheduler skips it\">paused</span>";
+  out += "</th>";
+  if (wf->error) {
+    fmt::format_to(std::back_inserter(out), "<td class=\"note\" colspan=\"{}\">", columns);
+    append_escaped(out, *wf->error);
+    out += "</td>";
+  } else {
+    render_tiles(out, *wf, page, tiles);
+  }
+  out += "</tr>\n";
+}
+
+void render_group_heading(std::string& out, std::string_view name, std::size_t columns) {
+  out += "<tr class=\"group\"><th class=\"group\">";
+  append_escaped(out, name);
+  fmt::format_to(std::back_inserter(out), "</th><td colspan=\"{}\"></td></tr>\n", columns);
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  append_escaped(out, text);
+  return out;
+}
+
+Result<UiConfig> parse_ui_config(std::string_view text) {
+  boost::system::error_code ec;
+  const json::value root = json::parse(json::string_view(text.data(), text.size()), ec);
+  if (ec) return fail(fmt::format("UI config is not JSON: {}", ec.message()), ErrorCode::kInvalid);
+  if (!root.is_object()) return fail("UI config must be a JSON object", ErrorCode::kInvalid);
+  UiConfig config;
+  const json::value* groups = root.as_object().if_contains("groups");
+  if (groups == nullptr) return config;
+  if (!groups->is_array()) return fail("UI config: \"groups\" must be a list", ErrorCode::kInvalid);
+  for (const json::value& g : groups->as_array()) {
+    const json::object* obj = g.if_object();
+    const json::value* name = obj ? obj->if_contains("name") : nullptr;
+    const json::value* workflows = obj ? obj->if_contains("workflows") : nullptr;
+    if (name == nullptr || !name->is_string()) {
+      return fail("UI config: every group needs a \"name\" string", ErrorCode::kInvalid);
+    }
+    UiGroup group{std::string(name->as_string()), {}};
+    if (workflows != nullptr) {
+      if (!workflows->is_array()) {
+        return fail(fmt::format("UI config: \"workflows\" of group '{}' must be a list", group.name),
+                    ErrorCode::kInvalid);
+      }
+      for (const json::value& w : workflows->as_array()) {
+        if (!w.is_string()) {
+          return fail(fmt::format("UI config: group '{}' lists a workflow that is not a string",
+                                  group.name),
+                      ErrorCode::kInvalid);
+        }
+        group.workflows.emplace_back(w.as_string());
+      }
+    }
+    config.groups.push_back(std::move(group));
+  }
+  return config;
+}
+
+std::string render_ui_page(const UiPage& page) {
+  std::string out;
+  out.reserve(4096 + page.workflows.size() * page.grid.starts.size() * 48);
+  out += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Celos ";
+  out += corner_time(page.time);
+  out += "</title><style>";
+  out += kStyle;
+  out += "</style></head>\n<body>\n";
+  render_nav(out, page);
+  if (!page.notice.empty()) {
+    out += "<div id=\"notice\">";
+    append_escaped(out, page.notice);
+    out += "</div>\n";
+  }
+  fmt::format_to(std::back_inserter(out), "<table id=\"grid\" data-time=\"{}\" data-zoom=\"{}\">\n",
+                 format_time(page.time), page.grid.zoom.count());
+  render_header(out, page);
+  out += "<tbody>\n";
+
+  std::map<std::string_view, const UiWorkflow*> by_id;
+  for (const UiWorkflow& wf : page.workflows) by_id.emplace(wf.id, &wf);
+  std::map<std::string_view, bool> listed;
+  std::vector<TileAcc> tiles;
+  const auto columns = page.grid.starts.size();
+  for (const UiGroup& group : page.config.groups) {
+    render_group_heading(out, group.name, columns);
+    for (const std::string& id : group.workflows) {
+      const auto it = by_id.find(id);
+      render_row(out, it == by_id.end() ? nullptr : it->second, id, page, tiles);
+      listed[id] = true;
+    }
+  }
+  bool heading = false;
+  for (const UiWorkflow& wf : page.workflows) {
+    if (listed.count(wf.id) != 0) continue;
+    if (!heading) render_group_heading(out, "Unlisted workflows", columns);
+    heading = true;
+    render_row(out, &wf, wf.id, page, tiles);
+  }
+  out += "</tbody></table>\n<p class=\"help\">(Shift-click a slot to rerun it. Hover a waiting "
+         "slot to see what it waits for.)</p>\n<script>";
+  out += kScript;
+  out += "</script>\n</body></html>\n";
+  return out;
+}
+
+std::string render_error_page(int status, std::string_view title, std::string_view message) {
+  std::string out = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>";
+  append_escaped(out, title);
+  out += "</title></head>\n<body style=\"font-family: sans-serif\"><h1>";
+  append_escaped(out, title);
+  out += "</h1>\n<p id=\"error\">";
+  append_escaped(out, message);
+  fmt::format_to(std::back_inserter(out),
+                 "</p>\n<p>(HTTP {}. <a href=\"ui\">Try again</a>; the page recovers by itself "
+                 "once the problem is gone.)</p>\n</body></html>\n",
+                 status);
+  return out;
+}
+
+}  // namespace celos
