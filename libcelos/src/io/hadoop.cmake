@@ -13,5 +13,6 @@ if(CELOS_BUILD_TESTS)
     ${CMAKE_CURRENT_LIST_DIR}/webhdfs_file_system_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/oozie_service_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/curl_http_client_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/webhdfs_contract_test.cc
   )
 endif()
