@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace celos {
 
@@ -40,6 +41,10 @@ struct HttpServerOptions {
   std::chrono::seconds read_timeout{30};  // a client that sends slowly is cut off
   std::chrono::seconds write_timeout{30};
   std::chrono::seconds keep_alive_timeout{60};
+  // Longest wait in stop() for requests in flight before their connections are cut.
+  std::chrono::seconds stop_timeout{60};
+  // One info line per request (peer, method, target, status, duration) through spdlog.
+  bool log_requests = true;
 };
 
 class HttpServer {
@@ -57,5 +62,23 @@ std::unique_ptr<HttpServer> start_http_server(HttpServerOptions options, HttpHan
 
 // Query helpers: the first value of a parameter, if any.
 const std::string* query_param(const HttpServerRequest& request, const std::string& name);
+
+// The asynchronous form: the handler may answer later, from any thread, by calling the
+// responder exactly once (e.g. after a job queued on a worker thread). The connection waits for
+// the answer without holding a server thread, so other requests go on being served. If the
+// handler throws before answering, the client gets a 500.
+using HttpResponder = std::function<void(HttpServerResponse)>;
+using AsyncHttpHandler = std::function<void(HttpServerRequest, HttpResponder)>;
+std::unique_ptr<HttpServer> start_async_http_server(HttpServerOptions options,
+                                                    AsyncHttpHandler handler);
+
+// Splits a request target into its path and query parameters, percent-decoding both. `+` is
+// kept as is (not a space), so that `time=2015-09-13T13:40:00+00:00` survives unencoded.
+// False if the target is not a path or has a bad percent escape.
+[[nodiscard]] bool parse_request_target(std::string_view target, std::string& path,
+                                        std::multimap<std::string, std::string>& query);
+
+// {"error": message} with the given status.
+HttpServerResponse json_error(int status, std::string_view message);
 
 }  // namespace celos

@@ -1,0 +1,143 @@
+// The JSON HTTP API of celos-server (SPEC §6) as plain objects, testable without sockets:
+//
+//   Api              HttpServerRequest -> HttpServerResponse over a Scheduler
+//   SerialWorker     one thread that runs jobs in order (steps and mutations)
+//   make_api_http_handler   reads answered at once, mutations queued on the worker
+//   PeriodicStepper  --autoSchedule: a step every N seconds through the worker
+//
+// Endpoints: POST /scheduler[?time=T][&ids=a,b], POST /clear-cache, GET /workflow-list,
+// GET /workflow-slots?id=W[&start=S][&end=E], GET /slot-state?id=W&time=T,
+// GET /trigger-status?id=W&time=T, POST /rerun?id=W&time=T, POST /kill?id=W&time=T,
+// POST /pause?id=W&paused=true|false, GET /version. docs/http-api.md has the shapes.
+//
+// Errors are {"error": "..."}: 400 bad or missing parameter (the message names it) or illegal
+// transition, 404 unknown workflow/slot/path, 405 wrong method (with an Allow header), 502 an
+// external service or file system failed, 500 corrupt stored data or a bug (exceptions are
+// caught per request). All times are UTC (SPEC §2).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "celos/http_server.h"
+#include "celos/scheduler.h"
+#include "celos/time.h"
+
+namespace celos {
+
+struct ApiOptions {
+  // The current time; empty = the system clock.
+  std::function<Time()> clock;
+  std::string version = CELOS_VERSION;
+};
+
+class Api {
+ public:
+  // `scheduler` must outlive the Api.
+  explicit Api(Scheduler& scheduler, ApiOptions options = {});
+
+  // Answers one request. Thread-safe: reads run concurrently with anything; mutations (steps,
+  // clear-cache, rerun, kill, pause) are serialized among themselves by an internal mutex.
+  // Never throws: a bug becomes a 500.
+  HttpServerResponse handle(const HttpServerRequest& request) const;
+
+  // True for the requests that step or change state (POST on a mutating endpoint): the server
+  // runs these on its SerialWorker so that they never hold a connection thread.
+  static bool is_mutation(const HttpServerRequest& request);
+
+  // One step, serialized with the mutations, logged with its duration.
+  StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt) const;
+
+  Time now() const;
+
+ private:
+  friend struct ApiRoutes;  // the endpoint table in api.cc
+  HttpServerResponse route(const HttpServerRequest& request) const;
+  StepReport run_step(Time now, const std::optional<std::set<std::string>>& ids) const;
+  HttpServerResponse post_scheduler(const HttpServerRequest& request) const;
+  HttpServerResponse post_clear_cache(const HttpServerRequest& request) const;
+  HttpServerResponse get_workflow_list(const HttpServerRequest& request) const;
+  HttpServerResponse get_workflow_slots(const HttpServerRequest& request) const;
+  HttpServerResponse get_slot_state(const HttpServerRequest& request) const;
+  HttpServerResponse get_trigger_status(const HttpServerRequest& request) const;
+  HttpServerResponse post_rerun(const HttpServerRequest& request) const;
+  HttpServerResponse post_kill(const HttpServerRequest& request) const;
+  HttpServerResponse post_pause(const HttpServerRequest& request) const;
+  HttpServerResponse get_version(const HttpServerRequest& request) const;
+
+  Scheduler& scheduler_;
+  ApiOptions options_;
+  mutable std::mutex mutation_mutex_;
+};
+
+// Runs jobs one at a time, in the order posted, on its own thread.
+class SerialWorker {
+ public:
+  SerialWorker();
+  ~SerialWorker();
+  SerialWorker(const SerialWorker&) = delete;
+  SerialWorker& operator=(const SerialWorker&) = delete;
+
+  // Queues a job. If the worker stops before running it, `on_cancel` runs instead (on the
+  // thread that calls stop()). False (and nothing queued or called) once stop() has begun.
+  bool post(std::function<void()> job, std::function<void()> on_cancel = {});
+
+  // Lets the running job finish, cancels the queued ones, joins the thread. Idempotent.
+  void stop();
+
+ private:
+  struct Job {
+    std::function<void()> run;
+    std::function<void()> cancel;
+  };
+  void loop();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Job> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The server's handler: reads are answered on the calling (connection) thread, mutations are
+// queued on `worker` and answered when they ran (503 if the worker stopped first). `api` and
+// `worker` must outlive the handler.
+AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker);
+
+// --autoSchedule: a step at the current time every `interval`, through `worker`, so that steps
+// never overlap each other or a mutation. The first step comes one interval after start. A step
+// that runs longer than the interval is followed by the next one at once (no pile-up).
+class PeriodicStepper {
+ public:
+  PeriodicStepper(const Api& api, SerialWorker& worker, std::chrono::milliseconds interval);
+  ~PeriodicStepper();
+  PeriodicStepper(const PeriodicStepper&) = delete;
+  PeriodicStepper& operator=(const PeriodicStepper&) = delete;
+
+  // Waits for a running step to finish and stops. Idempotent.
+  void stop();
+  // Steps run so far (for tests and logs).
+  int steps() const;
+
+ private:
+  void loop();
+
+  const Api& api_;
+  SerialWorker& worker_;
+  std::chrono::milliseconds interval_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  int steps_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace celos

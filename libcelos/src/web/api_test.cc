@@ -1,0 +1,340 @@
+#include "celos/api.h"
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "celos/state_db.h"
+#include "testing/fakes.h"
+#include "testing/temp_dir.h"
+
+namespace {
+
+namespace json = boost::json;
+using namespace celos;
+using celos::testing::FakeExternalService;
+using celos::testing::FakeFileSystemResolver;
+using celos::testing::MemFileSystem;
+using celos::testing::TempDir;
+
+const Time kNow = make_time(2015, 9, 13, 13, 30);
+
+// A scheduler over two hourly workflows ("wordcount" with the fake service, "beta" starting
+// later), the real file state database in a temp dir, and a fixed clock.
+struct World {
+  TempDir dir;
+  std::shared_ptr<FakeExternalService> service = std::make_shared<FakeExternalService>();
+  std::unique_ptr<WorkflowSource> source;
+  std::unique_ptr<StateDatabase> db;
+  FakeFileSystemResolver file_systems{std::make_shared<MemFileSystem>()};
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<Api> api;
+  Time now = kNow;
+
+  World() {
+    auto config = std::make_shared<WorkflowConfig>();
+    config->workflows.emplace("wordcount", workflow("wordcount", Time{}));
+    auto beta = workflow("beta", make_time(2015, 9, 13, 10));
+    beta.url = "http://example.com/beta";
+    beta.contacts = {Contact{"Ann", "ann@example.com"}};
+    config->workflows.emplace("beta", beta);
+    source = make_static_workflow_source(config);
+    db = make_file_state_database(make_local_file_system(), dir / "db");
+    scheduler = std::make_unique<Scheduler>(*source, *db, file_systems);
+    api = std::make_unique<Api>(*scheduler, ApiOptions{[this] { return now; }, "9.9.9"});
+  }
+
+  Workflow workflow(const std::string& id, Time start) {
+    Workflow w;
+    w.id = id;
+    w.schedule = make_hourly_schedule();
+    w.strategy = make_serial_strategy(1);
+    w.trigger = make_always_trigger();
+    w.service = service;
+    w.start_time = start;
+    return w;
+  }
+
+  HttpServerResponse call(const std::string& method, const std::string& target) {
+    HttpServerRequest request;
+    request.method = method;
+    request.target = target;
+    REQUIRE(parse_request_target(target, request.path, request.query));
+    return api->handle(request);
+  }
+
+  json::value call_json(const std::string& method, const std::string& target,
+                        int expected_status = 200) {
+    const auto response = call(method, target);
+    INFO(method << " " << target << " -> " << response.body);
+    REQUIRE(response.status == expected_status);
+    CHECK(response.content_type == "application/json");
+    return json::parse(response.body);
+  }
+
+  std::string status_of(const std::string& id, const std::string& time) {
+    auto state = db->get_slot(SlotId{id, *parse_time(time)});
+    REQUIRE(state);
+    return state->has_value() ? std::string(to_string((*state)->status)) : "none";
+  }
+};
+
+std::string error_of(const HttpServerResponse& response) {
+  return std::string(json::parse(response.body).at("error").as_string());
+}
+
+}  // namespace
+
+TEST_CASE("workflow-list answers the sorted workflow ids") {
+  World w;
+  const auto body = w.call_json("GET", "/workflow-list");
+  CHECK(json::serialize(body) == R"({"ids":["beta","wordcount"]})");
+}
+
+TEST_CASE("workflow-slots lists a week of hourly slots newest first, WAITING when nothing is stored") {
+  World w;
+  const auto body = w.call_json("GET", "/workflow-slots?id=wordcount");
+  const auto& slots = body.at("slots").as_array();
+  REQUIRE(slots.size() == 168);
+  CHECK(slots.front().at("time").as_string() == "2015-09-13T13:00:00.000Z");
+  CHECK(slots.back().at("time").as_string() == "2015-09-06T14:00:00.000Z");
+  CHECK(slots.front().at("status").as_string() == "WAITING");
+  CHECK(slots.front().at("externalID").is_null());
+  CHECK(slots.front().at("retryCount").as_int64() == 0);
+  CHECK(body.at("paused").as_bool() == false);
+  CHECK(body.at("info").at("url").is_null());
+}
+
+TEST_CASE("workflow-slots shows the workflow's info and no slot before its startTime") {
+  World w;
+  const auto body =
+      w.call_json("GET", "/workflow-slots?id=beta&start=2015-09-13T00:00Z&end=2015-09-13T12:30Z");
+  const auto& slots = body.at("slots").as_array();
+  REQUIRE(slots.size() == 3);  // 10:00, 11:00, 12:00
+  CHECK(slots.back().at("time").as_string() == "2015-09-13T10:00:00.000Z");
+  CHECK(body.at("info").at("url").as_string() == "http://example.com/beta");
+  CHECK(body.at("info").at("contacts").at(0).at("email").as_string() == "ann@example.com");
+}
+
+TEST_CASE("workflow-slots refuses a range longer than 7 days or an end before the start") {
+  World w;
+  auto too_long = w.call("GET", "/workflow-slots?id=wordcount&start=2015-09-01T00:00Z");
+  CHECK(too_long.status == 400);
+  CHECK(error_of(too_long).find("7 days") != std::string::npos);
+  auto reversed =
+      w.call("GET", "/workflow-slots?id=wordcount&start=2015-09-13T00:00Z&end=2015-09-12T00:00Z");
+  CHECK(reversed.status == 400);
+  CHECK(error_of(reversed).find("start") != std::string::npos);
+}
+
+TEST_CASE("A missing id is a 400 whose message names the parameter") {
+  World w;
+  for (const char* target : {"/workflow-slots", "/slot-state?time=2015-09-13T12:00Z",
+                             "/trigger-status?time=2015-09-13T12:00Z"}) {
+    auto response = w.call("GET", target);
+    CHECK(response.status == 400);
+    CHECK(error_of(response) == "missing parameter: id");
+  }
+  auto pause = w.call("POST", "/pause?paused=true");
+  CHECK(pause.status == 400);
+  CHECK(error_of(pause) == "missing parameter: id");
+}
+
+TEST_CASE("An unknown workflow is a 404") {
+  World w;
+  CHECK(w.call("GET", "/workflow-slots?id=nope").status == 404);
+  CHECK(w.call("GET", "/trigger-status?id=nope&time=2015-09-13T12:00Z").status == 404);
+  CHECK(w.call("POST", "/rerun?id=nope&time=2015-09-13T12:00Z").status == 404);
+  CHECK(w.call("POST", "/kill?id=nope&time=2015-09-13T12:00Z").status == 404);
+  CHECK(w.call("POST", "/pause?id=nope&paused=true").status == 404);
+}
+
+TEST_CASE("A bad or zone-less time is a 400 that names the parameter") {
+  World w;
+  auto bad = w.call("GET", "/slot-state?id=wordcount&time=yesterday");
+  CHECK(bad.status == 400);
+  CHECK(error_of(bad).find("parameter time") != std::string::npos);
+  CHECK(w.call("POST", "/scheduler?time=2015-09-13T12:00").status == 400);
+  CHECK(w.call("POST", "/rerun?id=wordcount&time=2015-09-13T12:00+02:00").status == 400);
+  auto end = w.call("GET", "/workflow-slots?id=wordcount&end=13:00");
+  CHECK(end.status == 400);
+  CHECK(error_of(end).find("parameter end") != std::string::npos);
+}
+
+TEST_CASE("A wrong method is a 405 with an Allow header, an unknown path a 404") {
+  World w;
+  auto get_step = w.call("GET", "/scheduler");
+  CHECK(get_step.status == 405);
+  CHECK(get_step.headers.at("Allow") == "POST");
+  auto post_list = w.call("POST", "/workflow-list");
+  CHECK(post_list.status == 405);
+  CHECK(post_list.headers.at("Allow") == "GET");
+  CHECK(w.call("GET", "/no-such-thing").status == 404);
+}
+
+TEST_CASE("A step at an explicit time submits the ready slot and reports what it did") {
+  World w;
+  const auto report = w.call_json("POST", "/scheduler?time=2015-09-13T12%3A30%3A00Z&ids=wordcount");
+  CHECK(report.at("time").as_string() == "2015-09-13T12:30:00.000Z");
+  CHECK(report.at("workflows").as_int64() == 1);
+  CHECK(report.at("errors").as_array().empty());
+  // Step 1 marks the slots READY; step 2 submits the oldest.
+  w.call_json("POST", "/scheduler?time=2015-09-13T12:31Z&ids=wordcount");
+  REQUIRE(w.service->submitted.size() == 1);
+  CHECK(w.service->submitted[0].time == make_time(2015, 9, 6, 13));
+  const auto slot = w.call_json("GET", "/slot-state?id=wordcount&time=2015-09-06T13:00Z");
+  CHECK(slot.at("status").as_string() == "RUNNING");
+  CHECK(slot.at("externalID").as_string() == "job-1");
+  CHECK(w.status_of("beta", "2015-09-13T10:00Z") == "none");  // not in ids
+}
+
+TEST_CASE("slot-state of a slot with nothing stored is a 404") {
+  World w;
+  CHECK(w.call("GET", "/slot-state?id=wordcount&time=2015-09-13T12:00Z").status == 404);
+}
+
+TEST_CASE("Rerun of a running slot is a 400 and changes nothing, kill of a running slot kills its job") {
+  World w;
+  w.call_json("POST", "/scheduler?time=2015-09-13T12:30Z&ids=beta");
+  w.call_json("POST", "/scheduler?time=2015-09-13T12:31Z&ids=beta");
+  REQUIRE(w.status_of("beta", "2015-09-13T10:00Z") == "RUNNING");
+
+  auto rerun = w.call("POST", "/rerun?id=beta&time=2015-09-13T10:00Z");
+  CHECK(rerun.status == 400);
+  CHECK(w.status_of("beta", "2015-09-13T10:00Z") == "RUNNING");
+
+  const auto killed = w.call_json("POST", "/kill?id=beta&time=2015-09-13T10:00Z");
+  CHECK(killed.at("status").as_string() == "KILLED");
+  CHECK(w.service->killed == std::vector<std::string>{"job-1"});
+
+  auto again = w.call("POST", "/kill?id=beta&time=2015-09-13T10:00Z");
+  CHECK(again.status == 400);
+  CHECK(w.service->killed.size() == 1);
+
+  const auto rerun_killed = w.call_json("POST", "/rerun?id=beta&time=2015-09-13T10:00Z");
+  CHECK(rerun_killed.at("status").as_string() == "WAITING");
+  CHECK(w.status_of("beta", "2015-09-13T10:00Z") == "WAITING");
+}
+
+TEST_CASE("Rerun and kill of a time that is not a slot of the schedule are 404") {
+  World w;
+  CHECK(w.call("POST", "/rerun?id=wordcount&time=2015-09-13T12:30Z").status == 404);
+  CHECK(w.call("POST", "/kill?id=wordcount&time=2015-09-13T12:30Z").status == 404);
+  CHECK(w.status_of("wordcount", "2015-09-13T12:30Z") == "none");
+}
+
+TEST_CASE("Rerun of an old slot outside the window brings it back into the step") {
+  World w;
+  const auto rerun = w.call_json("POST", "/rerun?id=wordcount&time=2015-08-01T05:00Z");
+  CHECK(rerun.at("status").as_string() == "WAITING");
+  w.call_json("POST", "/scheduler?time=2015-09-13T13:30Z&ids=wordcount");
+  CHECK(w.status_of("wordcount", "2015-08-01T05:00Z") == "READY");
+}
+
+TEST_CASE("A paused workflow is shown paused and skipped by the step until unpaused") {
+  World w;
+  const auto paused = w.call_json("POST", "/pause?id=beta&paused=true");
+  CHECK(paused.at("paused").as_bool());
+  CHECK(w.call_json("GET", "/workflow-slots?id=beta").at("paused").as_bool());
+  w.call_json("POST", "/scheduler?time=2015-09-13T12:30Z");
+  CHECK(w.status_of("beta", "2015-09-13T10:00Z") == "none");
+  w.call_json("POST", "/pause?id=beta&paused=false");
+  CHECK_FALSE(w.call_json("GET", "/workflow-slots?id=beta").at("paused").as_bool());
+  w.call_json("POST", "/scheduler?time=2015-09-13T12:30Z");
+  CHECK(w.status_of("beta", "2015-09-13T10:00Z") == "READY");
+}
+
+TEST_CASE("pause with a value other than true or false is a 400 naming the parameter") {
+  World w;
+  auto response = w.call("POST", "/pause?id=beta&paused=yes");
+  CHECK(response.status == 400);
+  CHECK(error_of(response).find("paused") != std::string::npos);
+  CHECK(w.call("POST", "/pause?id=beta").status == 400);
+}
+
+TEST_CASE("trigger-status answers the trigger's status tree") {
+  World w;
+  const auto tree = w.call_json("GET", "/trigger-status?id=wordcount&time=2015-09-13T12:00Z");
+  CHECK(tree.at("type").as_string() == "AlwaysTrigger");
+  CHECK(tree.at("ready").as_bool());
+  CHECK(tree.at("subStatuses").as_array().empty());
+  CHECK(tree.as_object().contains("description"));
+}
+
+TEST_CASE("clear-cache reloads and version answers the version string") {
+  World w;
+  CHECK(w.call_json("POST", "/clear-cache").at("workflows").as_int64() == 2);
+  CHECK(w.call_json("GET", "/version").at("version").as_string() == "9.9.9");
+}
+
+TEST_CASE("Only POSTs to mutating endpoints count as mutations") {
+  auto request = [](std::string method, std::string path) {
+    HttpServerRequest r;
+    r.method = std::move(method);
+    r.path = std::move(path);
+    return r;
+  };
+  CHECK(Api::is_mutation(request("POST", "/scheduler")));
+  CHECK(Api::is_mutation(request("POST", "/kill")));
+  CHECK_FALSE(Api::is_mutation(request("GET", "/scheduler")));
+  CHECK_FALSE(Api::is_mutation(request("GET", "/workflow-slots")));
+  CHECK_FALSE(Api::is_mutation(request("POST", "/nowhere")));
+}
+
+TEST_CASE("The worker runs jobs in order and cancels the queued ones when stopped") {
+  SerialWorker worker;
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  std::vector<int> ran;
+  std::atomic<int> cancelled{0};
+  REQUIRE(worker.post([&] { released.wait(); ran.push_back(1); }));
+  REQUIRE(worker.post([&] { ran.push_back(2); }));
+  std::thread stopper([&] { worker.stop(); });
+  // stop() waits for the running job; queued job 2 may or may not have started before stop().
+  release.set_value();
+  stopper.join();
+  CHECK(!ran.empty());
+  CHECK(ran.front() == 1);
+  CHECK_FALSE(worker.post([] {}, [&] { ++cancelled; }));
+  CHECK(cancelled == 0);
+}
+
+TEST_CASE("The server handler answers mutations through the worker and 503 once it stopped") {
+  World w;
+  SerialWorker worker;
+  auto handler = make_api_http_handler(*w.api, worker);
+  auto run = [&](const std::string& method, const std::string& target) {
+    HttpServerRequest request;
+    request.method = method;
+    request.target = target;
+    REQUIRE(parse_request_target(target, request.path, request.query));
+    std::promise<HttpServerResponse> answer;
+    handler(request, [&answer](HttpServerResponse r) { answer.set_value(std::move(r)); });
+    return answer.get_future().get();
+  };
+  CHECK(run("POST", "/pause?id=beta&paused=true").status == 200);
+  CHECK(w.call_json("GET", "/workflow-slots?id=beta").at("paused").as_bool());
+  CHECK(run("GET", "/workflow-list").status == 200);
+  worker.stop();
+  CHECK(run("POST", "/pause?id=beta&paused=false").status == 503);
+  CHECK(run("GET", "/version").status == 200);
+}
+
+TEST_CASE("The periodic stepper steps on its own and stops when asked") {
+  World w;
+  SerialWorker worker;
+  PeriodicStepper stepper(*w.api, worker, std::chrono::milliseconds(10));
+  // Bounded poll: the first steps come after a few intervals.
+  for (int i = 0; i < 1000 && stepper.steps() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  stepper.stop();
+  const int steps = stepper.steps();
+  CHECK(steps >= 2);
+  CHECK(w.status_of("beta", "2015-09-13T10:00Z") != "none");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(stepper.steps() == steps);
+}
