@@ -1,0 +1,125 @@
+#include <catch2/catch.hpp>
+
+#include "celos/state_db.h"
+#include "testing/fakes.h"
+#include "testing/temp_dir.h"
+
+using namespace celos;
+using std::chrono::hours;
+
+namespace {
+const Time kT = make_time(2015, 9, 15, 1);
+}
+
+TEST_CASE("slot states are stored at the original path with the original fields") {
+  testing::TempDir dir;
+  auto db = make_file_state_database(make_local_file_system(), dir.path());
+  REQUIRE(db->put_slots({SlotState{{"wordcount-lax", kT}, SlotStatus::kSuccess, "0008681-W", 0}}));
+  const std::string text =
+      testing::read_text_file(dir / "state/wordcount-lax/2015-09-15/01:00:00.000Z");
+  CHECK(text ==
+        "{\"time\":\"2015-09-15T01:00:00.000Z\",\"status\":\"SUCCESS\","
+        "\"externalID\":\"0008681-W\",\"retryCount\":0}\n");
+  auto back = db->get_slot({"wordcount-lax", kT});
+  REQUIRE(back);
+  REQUIRE(back->has_value());
+  CHECK((*back)->external_id == "0008681-W");
+}
+
+TEST_CASE("a state directory of the original Celos is read as is") {
+  testing::TempDir dir;
+  // As the original wrote it: pretty-printed, no "time" field, null externalID.
+  testing::write_text_file(dir / "state/wordcount-nyc/2015-09-15/00:00:00.000Z",
+                           "{\n  \"status\" : \"SUCCESS\",\n  \"externalID\" : "
+                           "\"0008681-150911205802478-oozie-oozi-W\",\n  \"retryCount\" : 0\n}");
+  testing::write_text_file(dir / "state/wordcount-nyc/2015-09-15/01:00:00.000Z",
+                           "{\n  \"status\" : \"READY\",\n  \"externalID\" : null,\n"
+                           "  \"retryCount\" : 2\n}");
+  testing::write_text_file(dir / "rerun/wordcount-nyc/2015-08-01/01:00:00.000Z", "");
+  auto db = make_file_state_database(make_local_file_system(), dir.path());
+  auto slots = db->get_slots("wordcount-nyc", make_time(2015, 9, 14), make_time(2015, 9, 16));
+  REQUIRE(slots);
+  REQUIRE(slots->size() == 2);
+  CHECK(slots->at(0).id.time == make_time(2015, 9, 15, 0));
+  CHECK(slots->at(0).external_id == "0008681-150911205802478-oozie-oozi-W");
+  CHECK(slots->at(1).status == SlotStatus::kReady);
+  CHECK(slots->at(1).retry_count == 2);
+  CHECK_FALSE(slots->at(1).external_id);
+  // A marker without rerunTime counts from its modification time (just now).
+  auto reruns = db->rerun_times("wordcount-nyc", Time{std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())});
+  REQUIRE(reruns);
+  CHECK(*reruns == std::vector<Time>{make_time(2015, 8, 1, 1)});
+}
+
+TEST_CASE("get_slots returns [start, end) across day directories") {
+  testing::MemFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  std::vector<SlotState> states;
+  for (int h = 0; h < 48; ++h) {
+    states.push_back(SlotState{{"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kReady, {}, 0});
+  }
+  REQUIRE(db->put_slots(states));
+  auto slots = db->get_slots("wf", make_time(2015, 9, 15, 20), make_time(2015, 9, 16, 3));
+  REQUIRE(slots);
+  REQUIRE(slots->size() == 7);
+  CHECK(slots->front().id.time == make_time(2015, 9, 15, 20));
+  CHECK(slots->back().id.time == make_time(2015, 9, 16, 2));
+}
+
+TEST_CASE("a state changed behind the database's back is seen on the next read") {
+  testing::TempDir dir;
+  auto db = make_file_state_database(make_local_file_system(), dir.path());
+  REQUIRE(db->put_slots({SlotState{{"wf", kT}, SlotStatus::kFailure, "j", 0}}));
+  REQUIRE(db->get_slots("wf", kT, kT + hours(1))->at(0).status == SlotStatus::kFailure);
+  testing::write_text_file(dir / "state/wf/2015-09-15/01:00:00.000Z",
+                           "{\"status\":\"SUCCESS\",\"externalID\":\"j\",\"retryCount\":0}");
+  CHECK(db->get_slots("wf", kT, kT + hours(1))->at(0).status == SlotStatus::kSuccess);
+}
+
+TEST_CASE("a corrupt slot file is an error naming the file and is left alone") {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "state/wf/2015-09-15/01:00:00.000Z", "{\"status\":\"DONE\"}");
+  auto db = make_file_state_database(make_local_file_system(), dir.path());
+  auto slots = db->get_slots("wf", kT, kT + hours(1));
+  REQUIRE_FALSE(slots);
+  CHECK(slots.error().code == ErrorCode::kCorrupt);
+  CHECK_THAT(slots.error().message, Catch::Contains("state/wf/2015-09-15/01:00:00.000Z"));
+  CHECK_THAT(slots.error().message, Catch::Contains("DONE"));
+  CHECK(testing::read_text_file(dir / "state/wf/2015-09-15/01:00:00.000Z") ==
+        "{\"status\":\"DONE\"}");
+  CHECK_FALSE(db->get_slot({"wf", kT}));
+}
+
+TEST_CASE("rerun markers carry their time and expire after fourteen days") {
+  testing::MemFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  const Time asked = make_time(2015, 10, 1);
+  REQUIRE(db->mark_rerun({"wf", kT}, asked));
+  CHECK(mem.read("/db/rerun/wf/2015-09-15/01:00:00.000Z").value() ==
+        "{\"rerunTime\":\"2015-10-01T00:00:00.000Z\"}\n");
+  CHECK(db->rerun_times("wf", asked + hours(24 * 14)).value() == std::vector<Time>{kT});
+  CHECK(db->rerun_times("wf", asked + hours(24 * 14 + 1)).value().empty());
+  CHECK_FALSE(mem.exists("/db/rerun/wf/2015-09-15/01:00:00.000Z").value());
+}
+
+TEST_CASE("pausing writes a flag file and unpausing removes it") {
+  testing::TempDir dir;
+  auto db = make_file_state_database(make_local_file_system(), dir.path());
+  CHECK_FALSE(db->is_paused("wf").value());
+  REQUIRE(db->set_paused("wf", true));
+  CHECK(db->is_paused("wf").value());
+  CHECK(make_local_file_system()->exists(dir / "paused/wf").value());
+  REQUIRE(db->set_paused("wf", false));
+  CHECK_FALSE(db->is_paused("wf").value());
+}
+
+TEST_CASE("temporary files left by a crash are ignored") {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "state/wf/2015-09-15/.01:00:00.000Z.tmp-1-1", "{\"sta");
+  auto db = make_file_state_database(make_local_file_system(), dir.path());
+  auto slots = db->get_slots("wf", kT, kT + hours(1));
+  REQUIRE(slots);
+  CHECK(slots->empty());
+}

@@ -1,0 +1,93 @@
+// Contract tests: one routine run against the in-memory fake and the real local file system, so
+// that the fake the scheduler stories rely on behaves like the real thing.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include "celos/file_system.h"
+#include "testing/fakes.h"
+#include "testing/temp_dir.h"
+
+using namespace celos;
+
+namespace {
+
+void check_file_system_contract(FileSystem& fs, const std::string& root) {
+  CHECK_FALSE(fs.exists(root + "/a").value());
+  REQUIRE(fs.write_files({{root + "/a/b/c.txt", "hello"}, {root + "/a/d.txt", "x"}}));
+  CHECK(fs.exists(root + "/a").value());
+  CHECK(fs.exists(root + "/a/b/c.txt").value());
+  CHECK(fs.read(root + "/a/b/c.txt").value() == "hello");
+  REQUIRE(fs.write(root + "/a/b/c.txt", "replaced"));
+  CHECK(fs.read(root + "/a/b/c.txt").value() == "replaced");
+
+  auto missing = fs.read(root + "/nope");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ErrorCode::kNotFound);
+
+  auto entries = fs.list(root + "/a");
+  REQUIRE(entries);
+  REQUIRE(entries->size() == 2);
+  CHECK(entries->at(0).name == "b");
+  CHECK(entries->at(0).is_directory);
+  CHECK(entries->at(1).name == "d.txt");
+  CHECK(entries->at(1).size == 1);
+  CHECK(fs.list(root + "/none").error().code == ErrorCode::kNotFound);
+
+  REQUIRE(fs.make_dirs(root + "/e/f"));
+  CHECK(fs.exists(root + "/e/f").value());
+  REQUIRE(fs.rename(root + "/a/b", root + "/e/g"));
+  CHECK(fs.read(root + "/e/g/c.txt").value() == "replaced");
+  CHECK_FALSE(fs.exists(root + "/a/b").value());
+
+  REQUIRE(fs.remove(root + "/e"));
+  CHECK_FALSE(fs.exists(root + "/e/g/c.txt").value());
+  CHECK(fs.remove(root + "/never-there"));
+}
+
+}  // namespace
+
+TEST_CASE("the in-memory file system keeps the file system contract") {
+  testing::MemFileSystem fs;
+  check_file_system_contract(fs, "/root");
+}
+
+TEST_CASE("the local file system keeps the file system contract") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  check_file_system_contract(*fs, dir.path());
+}
+
+TEST_CASE("a big batch of local writes leaves whole files and no temporary files") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  std::vector<FileWrite> batch;
+  for (int i = 0; i < 100; ++i) batch.push_back({dir / ("d/" + std::to_string(i)), "v"});
+  REQUIRE(fs->write_files(batch));
+  auto entries = fs->list(dir / "d");
+  REQUIRE(entries);
+  CHECK(entries->size() == 100);
+  for (const auto& e : *entries) CHECK(e.name[0] != '.');
+}
+
+TEST_CASE("a local write that cannot happen is an error and leaves the old file") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  REQUIRE(fs->write(dir / "x/f", "old"));
+  ::chmod((dir / "x").c_str(), 0500);
+  auto written = fs->write(dir / "x/f", "new");
+  ::chmod((dir / "x").c_str(), 0700);
+  if (::geteuid() != 0) {  // root ignores directory permissions
+    CHECK_FALSE(written);
+  }
+  CHECK((fs->read(dir / "x/f").value() == "old" || written));
+}
+
+TEST_CASE("the local resolver knows file URIs and refuses hdfs without configuration") {
+  auto resolver = make_local_file_system_resolver();
+  CHECK(resolver->resolve("file:///").has_value());
+  CHECK(resolver->resolve("").has_value());
+  auto hdfs = resolver->resolve("hdfs://nn:8020");
+  REQUIRE_FALSE(hdfs);
+  CHECK_THAT(hdfs.error().message, Catch::Contains("hdfs://nn:8020"));
+}
