@@ -51,7 +51,7 @@ HttpServerResponse json_answer(int status, const boost::json::object& body) {
   return response;
 }
 
-HttpServerResponse json_error(int status, std::string_view message) {
+HttpServerResponse ui_json_error(int status, std::string_view message) {
   return json_answer(status, {{"error", message}});
 }
 
@@ -156,7 +156,7 @@ class UiHandler {
 
  private:
   static HttpServerResponse not_allowed(const char* allow) {
-    HttpServerResponse response = json_error(405, fmt::format("use {}", allow));
+    HttpServerResponse response = ui_json_error(405, fmt::format("use {}", allow));
     response.headers["Allow"] = allow;
     return response;
   }
@@ -190,9 +190,9 @@ class UiHandler {
 
   HttpServerResponse rerun(const HttpServerRequest& request) {
     auto slot = parse_slot_param(param(request, "id"));
-    if (!slot) return json_error(400, slot.error().message);
+    if (!slot) return ui_json_error(400, slot.error().message);
     auto state = reader_.rerun(slot->workflow, slot->time);
-    if (!state) return json_error(status_of(state.error()), state.error().message);
+    if (!state) return ui_json_error(status_of(state.error()), state.error().message);
     return json_answer(200, {{"id", slot->workflow},
                              {"time", format_time(state->time)},
                              {"status", ui_status_name(state->status)},

@@ -221,6 +221,12 @@ Result<UiSlot> CelosApiReader::rerun(const std::string& workflow, Time time) {
   if (response->status != 200) {
     return fail(error_text(*response), code_of_status(response->status));
   }
+  // celos-server answers the new state; older servers may not, so then ask for it.
+  boost::system::error_code ec;
+  const json::value answer = json::parse(response->body, ec);
+  if (!ec) {
+    if (auto parsed = parse_slot(answer)) return parsed;
+  }
   auto state = send(*client_, "GET", celos_url_ + "/slot-state?" + slot);
   if (!state) return tl::unexpected(state.error());
   if (state->status == 404) {  // nothing stored: a slot with no state is WAITING (SPEC §4)
