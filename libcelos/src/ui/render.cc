@@ -64,18 +64,26 @@ constexpr std::string_view kScript = R"js(
         if (!r.ok) { td.setAttribute('data-rerun', 'failed'); alert('Rerun of ' + id + ' failed: ' + (j.error || r.status)); return; }
         td.className = 'slot ' + j['class'];
         td.textContent = j.word;
-        td.title = id + ': ' + j.status;
-        td.removeAttribute('data-why');
+        td.removeAttribute('data-x');
+        td.removeAttribute('data-r');
+        td.removeAttribute('data-tip');
+        td.removeAttribute('title');
         td.setAttribute('data-rerun', 'done');
       });
     }).catch(function (err) { td.setAttribute('data-rerun', 'failed'); alert('Rerun of ' + id + ' failed: ' + err); });
   });
+  // Tooltips are built on first hover; a waiting slot also says what it waits for.
   grid.addEventListener('mouseover', function (e) {
-    var td = e.target.closest('td.waiting[data-t]');
-    if (!td || td.getAttribute('data-why')) return;
-    td.setAttribute('data-why', 'loading');
+    var td = e.target.closest('td[data-t]');
+    if (!td || td.getAttribute('data-tip')) return;
+    td.setAttribute('data-tip', '1');
+    var status = td.className.split(' ')[1].toUpperCase(), tip = slotOf(td) + ': ' + status;
+    if (td.getAttribute('data-r')) tip += ', retry ' + td.getAttribute('data-r');
+    if (td.getAttribute('data-x')) tip += ', external id ' + td.getAttribute('data-x');
+    td.title = tip;
+    if (status !== 'WAITING') return;
     fetch('trigger-status?id=' + encodeURIComponent(slotOf(td))).then(function (r) { return r.text(); })
-      .then(function (t) { td.title = td.title + '\n' + t; td.setAttribute('data-why', 'loaded'); });
+      .then(function (t) { td.title = tip + '\n' + t; td.setAttribute('data-why', 'loaded'); });
   });
 })();
 )js";
@@ -150,28 +158,27 @@ struct TileAcc {
   SlotStatus worst = SlotStatus::kSuccess;
 };
 
-void render_single(std::string& out, const UiWorkflow& wf, const UiSlot& slot,
-                   const std::string& hue_url) {
-  const std::string time = format_time(slot.time);
-  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}\" data-t=\"{}\" title=\"",
-                 state_class(slot.status), time);
-  append_escaped(out, wf.id);
-  fmt::format_to(std::back_inserter(out), "@{}: {}", time, ui_status_name(slot.status));
-  if (slot.retry_count > 0) fmt::format_to(std::back_inserter(out), ", retry {}", slot.retry_count);
+// Compact on purpose (500 rows × 48 tiles): the tooltip text is built by the script on hover
+// from these attributes instead of being repeated in every cell.
+void render_single(std::string& out, const UiSlot& slot, const std::string& hue_url) {
+  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}\" data-t=\"{}\"",
+                 state_class(slot.status), format_time(slot.time));
+  if (slot.retry_count > 0) fmt::format_to(std::back_inserter(out), " data-r=\"{}\"", slot.retry_count);
   if (slot.external_id) {
-    out += ", external id ";
+    out += " data-x=\"";
     append_escaped(out, *slot.external_id);
+    out += '"';
   }
-  out += "\">";
+  out += '>';
+  const std::string_view word = state_word(slot.status);
   if (!hue_url.empty() && slot.external_id) {
     out += "<a href=\"";
     append_escaped(out, hue_url + "/list_oozie_workflow/" + url_encode(*slot.external_id));
     out += "\">";
-    const std::string_view word = state_word(slot.status);
     out += word.empty() ? std::string_view("&nbsp;") : word;
     out += "</a>";
   } else {
-    out += state_word(slot.status);
+    out += word;
   }
   out += "</td>";
 }
@@ -193,7 +200,7 @@ void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
     if (tile.count == 0) {
       out += "<td></td>";
     } else if (tile.count == 1) {
-      render_single(out, wf, *tile.first, page.hue_url);
+      render_single(out, *tile.first, page.hue_url);
     } else {
       fmt::format_to(std::back_inserter(out),
                      "<td class=\"slot multi {}\" title=\"{} slots, worst {}\">{}</td>",

@@ -56,9 +56,10 @@ TEST_CASE("a lone slot shows its state word and class, success shows no word") {
       {}});
   const std::string html = render_ui_page(page);
   CHECK(html.find("class=\"slot waiting\" data-t=\"2015-09-15T11:00:00.000Z\"") != std::string::npos);
-  CHECK(html.find("<td class=\"slot failure\" data-t=\"2015-09-15T10:00:00.000Z\" "
-                  "title=\"wf@2015-09-15T10:00:00.000Z: FAILURE\">fail</td>") != std::string::npos);
-  CHECK(html.find("title=\"wf@2015-09-15T09:00:00.000Z: SUCCESS\"></td>") != std::string::npos);
+  CHECK(html.find("<td class=\"slot failure\" data-t=\"2015-09-15T10:00:00.000Z\">fail</td>") !=
+        std::string::npos);
+  CHECK(html.find("<td class=\"slot success\" data-t=\"2015-09-15T09:00:00.000Z\"></td>") !=
+        std::string::npos);
   CHECK(html.find(">time</td>") != std::string::npos);
   // 48 tiles in the row: 4 with a slot, 44 empty.
   CHECK(count_of(html, "<td></td>") == 44);
@@ -123,6 +124,7 @@ TEST_CASE("with a Hue URL slots with an external id link to Hue") {
   CHECK(html.find("<a href=\"http://hue:8888/oozie/list_oozie_workflow/0001-oozie-W\">run</a>") !=
         std::string::npos);
   CHECK(count_of(html, "list_oozie_workflow") == 1);
+  CHECK(html.find("data-x=\"0001-oozie-W\"") != std::string::npos);
 }
 
 TEST_CASE("navigation links move by a page and zoom along a ladder") {
