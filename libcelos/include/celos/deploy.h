@@ -113,8 +113,8 @@ struct DeployFile {
 struct Deployment {
   std::optional<std::string> workflow_js;  // absent when the directory has no workflow.js
   std::optional<std::string> defaults_js;
-  std::vector<DeployFile> hdfs_files;      // sorted by path
-  std::vector<std::string> hdfs_dirs;      // every directory under hdfs/ (also empty ones)
+  std::vector<DeployFile> hdfs_files;  // sorted by path
+  std::vector<std::string> hdfs_dirs;  // every directory under hdfs/ (also empty ones)
 };
 
 // Reads `<dir>/workflow.js`, `<dir>/defaults.js` and the tree under `<dir>/hdfs/` (absolute

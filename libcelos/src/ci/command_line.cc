@@ -1,9 +1,9 @@
 // celos-ci's command line. Parsing lives here rather than in main() so that every rejection
 // (the contract's "one clear line and a non-zero exit") is unit-tested.
-#include <sstream>
+#include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <fmt/format.h>
+#include <sstream>
 
 #include "celos/deploy.h"
 
@@ -21,25 +21,25 @@ constexpr const char* kUsage =
 
 po::options_description describe_options() {
   po::options_description options("Options");
-  options.add_options()
-      ("help,h", "print this help and exit")
-      ("mode", po::value<std::string>(), "deploy or undeploy")
-      ("workflowName", po::value<std::string>(), "name of the workflow project")
-      ("target", po::value<std::string>(), "target file URL (file: or sftp:)")
-      ("deployDir", po::value<std::string>()->default_value("."),
-       "deployment directory with workflow.js, defaults.js and hdfs/")
-      ("hdfsRoot", po::value<std::string>()->default_value("/user/celos/app"),
-       "HDFS directory under which hdfs/ is placed as NAME")
-      ("accept-new-host-key", "add unknown SSH host keys to ~/.ssh/known_hosts");
+  options.add_options()("help,h", "print this help and exit")("mode", po::value<std::string>(),
+                                                              "deploy or undeploy")(
+      "workflowName", po::value<std::string>(), "name of the workflow project")(
+      "target", po::value<std::string>(), "target file URL (file: or sftp:)")(
+      "deployDir", po::value<std::string>()->default_value("."),
+      "deployment directory with workflow.js, defaults.js and hdfs/")(
+      "hdfsRoot", po::value<std::string>()->default_value("/user/celos/app"),
+      "HDFS directory under which hdfs/ is placed as NAME")(
+      "accept-new-host-key", "add unknown SSH host keys to ~/.ssh/known_hosts");
   return options;
 }
 
 Result<void> check_workflow_name(const std::string& name) {
   if (name.empty()) return fail("--workflowName must not be empty", ErrorCode::kInvalid);
-  if (name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name.front() == '.') {
+  if (name == "." || name == ".." || name.find('/') != std::string::npos || name.front() == '.') {
     return fail(fmt::format("--workflowName '{}' must be a plain name (no '/', not starting "
-                            "with '.')", name), ErrorCode::kInvalid);
+                            "with '.')",
+                            name),
+                ErrorCode::kInvalid);
   }
   for (char c : name) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
@@ -51,8 +51,7 @@ Result<void> check_workflow_name(const std::string& name) {
 
 Result<void> check_hdfs_root(const std::string& root) {
   if (root.empty() || root.front() != '/') {
-    return fail(fmt::format("--hdfsRoot '{}' must be an absolute path", root),
-                ErrorCode::kInvalid);
+    return fail(fmt::format("--hdfsRoot '{}' must be an absolute path", root), ErrorCode::kInvalid);
   }
   if (root.size() > 1 && root.back() == '/') {
     return fail(fmt::format("--hdfsRoot '{}' must not end in '/'", root), ErrorCode::kInvalid);
@@ -70,13 +69,13 @@ Result<CiOptions> options_from(const po::variables_map& vm) {
   } else if (mode == "undeploy") {
     options.mode = DeployMode::kUndeploy;
   } else {
-    return fail(fmt::format("unknown --mode '{}' (deploy or undeploy)", mode),
-                ErrorCode::kInvalid);
+    return fail(fmt::format("unknown --mode '{}' (deploy or undeploy)", mode), ErrorCode::kInvalid);
   }
   if (!vm.count("workflowName")) return fail("missing --workflowName", ErrorCode::kInvalid);
   options.workflow_name = vm["workflowName"].as<std::string>();
   if (auto ok = check_workflow_name(options.workflow_name); !ok) return tl::unexpected(ok.error());
-  if (!vm.count("target")) return fail("missing --target (a file: or sftp: URL)", ErrorCode::kInvalid);
+  if (!vm.count("target"))
+    return fail("missing --target (a file: or sftp: URL)", ErrorCode::kInvalid);
   options.target_url = vm["target"].as<std::string>();
   if (auto location = parse_location(options.target_url); !location) {
     return fail("--target: " + location.error().message, ErrorCode::kInvalid);

@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <initializer_list>
 #include <vector>
 
@@ -71,19 +70,20 @@ TEST_CASE("a missing mode or target is rejected") {
 }
 
 TEST_CASE("an hdfs root that is relative or ends in a slash is rejected") {
-  CHECK(error_of({"--mode", "deploy", "--workflowName", "w", "--target", "file:///t",
-                  "--hdfsRoot", "user/celos"})
+  CHECK(error_of({"--mode", "deploy", "--workflowName", "w", "--target", "file:///t", "--hdfsRoot",
+                  "user/celos"})
             .find("absolute") != std::string::npos);
-  CHECK(error_of({"--mode", "deploy", "--workflowName", "w", "--target", "file:///t",
-                  "--hdfsRoot", "/user/celos/"})
+  CHECK(error_of({"--mode", "deploy", "--workflowName", "w", "--target", "file:///t", "--hdfsRoot",
+                  "/user/celos/"})
             .find("must not end in '/'") != std::string::npos);
 }
 
 TEST_CASE("a workflow name that is a path is rejected") {
   CHECK(error_of({"--mode", "deploy", "--workflowName", "../x", "--target", "file:///t"})
             .find("plain name") != std::string::npos);
-  CHECK(error_of({"--mode", "deploy", "--workflowName", "", "--target", "file:///t"})
-            .find("empty") != std::string::npos);
+  CHECK(
+      error_of({"--mode", "deploy", "--workflowName", "", "--target", "file:///t"}).find("empty") !=
+      std::string::npos);
 }
 
 TEST_CASE("a target that is not a file: or sftp: URL is rejected") {

@@ -1,12 +1,12 @@
 // Deploy and undeploy. A deploy is a short transaction: every change made to the target
 // registers how to undo it, and a failure runs the undo list backwards, so the previous
 // deployment is what remains (see docs/deploy.md for the order and its reasons).
-#include <functional>
-#include <random>
+#include "celos/deploy.h"
 
 #include <fmt/format.h>
 
-#include "celos/deploy.h"
+#include <functional>
+#include <random>
 
 namespace celos {
 
@@ -14,26 +14,34 @@ namespace {
 
 class UndoLog {
  public:
-  void add(std::string what, std::function<Result<void>()> undo) {
-    steps_.push_back({std::move(what), std::move(undo)});
+  // `cleanup` steps only remove our own temporary files: when they fail, the previous
+  // deployment is still whole and the message says so.
+  void add(std::string what, std::function<Result<void>()> undo, bool cleanup = false) {
+    steps_.push_back({std::move(what), std::move(undo), cleanup});
   }
   // Runs every undo step (newest first) and describes the outcome for the error message.
   std::string roll_back(DeployReporter& reporter) {
     std::string failures;
+    std::string notes;
     for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
       reporter.step("rolling back: " + it->what);
       if (auto ok = it->undo(); !ok) {
-        failures += fmt::format("; rollback of '{}' failed: {}", it->what, ok.error().message);
+        (it->cleanup ? notes : failures) +=
+            fmt::format("; could not {}: {}", it->what, ok.error().message);
       }
     }
     steps_.clear();
-    return failures.empty() ? "; rolled back, the previous deployment is in place" : failures;
+    if (!failures.empty()) {
+      return "; ROLLBACK FAILED, the target may be inconsistent" + failures + notes;
+    }
+    return "; rolled back, the previous deployment is in place" + notes;
   }
 
  private:
   struct Step {
     std::string what;
     std::function<Result<void>()> undo;
+    bool cleanup;
   };
   std::vector<Step> steps_;
 };
@@ -110,8 +118,8 @@ Result<void> put_js(FileSystem& fs, const std::string& path, const std::string& 
   return {};
 }
 
-Result<void> swap_in_hdfs(const DeployPlan& plan, const std::string& tmp,
-                          const std::string& aside, UndoLog& undo, DeployReporter& reporter) {
+Result<void> swap_in_hdfs(const DeployPlan& plan, const std::string& tmp, const std::string& aside,
+                          UndoLog& undo, DeployReporter& reporter) {
   FileSystem& fs = *plan.hdfs_fs;
   auto there = fs.exists(plan.hdfs_dir);
   if (!there) return fail(fmt::format("cannot check {}: {}", plan.hdfs_dir, there.error().message));
@@ -137,11 +145,13 @@ Result<void> apply(const DeployPlan& plan, const Deployment& deployment, DeployR
   auto old_defaults = read_if_there(*plan.defaults_fs, plan.defaults_js_path);
   if (!old_defaults) return tl::unexpected(old_defaults.error());
 
-  const std::string tmp = fmt::format("{}/.{}.tmp-{}", plan.hdfs_root, plan.workflow_name, suffix());
+  const std::string tmp =
+      fmt::format("{}/.{}.tmp-{}", plan.hdfs_root, plan.workflow_name, suffix());
   aside = fmt::format("{}/.{}.old-{}", plan.hdfs_root, plan.workflow_name, suffix());
   reporter.step(fmt::format("uploading hdfs/ to {}", tmp));
   FileSystem& hdfs = *plan.hdfs_fs;
-  undo.add("remove " + tmp, [&hdfs, tmp]() { return hdfs.remove(tmp); });
+  undo.add(
+      "remove " + tmp, [&hdfs, tmp]() { return hdfs.remove(tmp); }, true);
   if (auto ok = upload_tree(hdfs, tmp, deployment, reporter); !ok) {
     return fail(fmt::format("cannot upload hdfs/ to {}: {}", tmp, ok.error().message));
   }
@@ -190,8 +200,8 @@ Result<DeployPlan> make_deploy_plan(const CiOptions& options, const DeployTarget
   return plan;
 }
 
-Result<void> deploy(const DeployPlan& plan, const Deployment& deployment,
-                    DeployReporter& reporter, const RandomSuffix& suffix) {
+Result<void> deploy(const DeployPlan& plan, const Deployment& deployment, DeployReporter& reporter,
+                    const RandomSuffix& suffix) {
   if (auto ok = check_syntax(deployment); !ok) {
     return fail("JavaScript syntax error, nothing deployed: " + ok.error().message,
                 ErrorCode::kInvalid);

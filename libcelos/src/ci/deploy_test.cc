@@ -1,10 +1,10 @@
 // Deploy stories against in-memory file systems. The "fail at operation n" loops make every
 // change a deploy makes fail in turn and check that the previous deployment is what remains.
-#include <catch2/catch.hpp>
+#include "celos/deploy.h"
 
+#include <catch2/catch.hpp>
 #include <map>
 
-#include "celos/deploy.h"
 #include "testing/fakes.h"
 
 namespace celos {
@@ -144,9 +144,8 @@ TEST_CASE("deploying the same directory twice gives the same result and leaves J
   RecordingReporter reporter;
   REQUIRE(deploy(plan_on(mem), version("v1"), reporter, counter()));
   CHECK(mem->files() == expected_files("v1"));
-  CHECK(std::count_if(reporter.steps.begin(), reporter.steps.end(), [](const std::string& s) {
-          return s.starts_with("unchanged ");
-        }) == 2);
+  CHECK(std::count_if(reporter.steps.begin(), reporter.steps.end(),
+                      [](const std::string& s) { return s.starts_with("unchanged "); }) == 2);
 }
 
 TEST_CASE("a failure at any operation of a deploy leaves the previous deployment in place") {

@@ -1,7 +1,7 @@
 // Reading a deployment directory and checking its JavaScript before anything remote changes.
-#include <memory>
-
 #include <fmt/format.h>
+
+#include <memory>
 
 #include "celos/deploy.h"
 #include "js/js_heap.h"
@@ -29,7 +29,8 @@ Result<void> read_tree(FileSystem& fs, const std::string& root, const std::strin
       if (auto ok = read_tree(fs, root, child, out); !ok) return ok;
     } else {
       auto data = fs.read(root + "/" + child);
-      if (!data) return fail(fmt::format("cannot read {}/{}: {}", root, child, data.error().message));
+      if (!data)
+        return fail(fmt::format("cannot read {}/{}: {}", root, child, data.error().message));
       out.hdfs_files.push_back({child, std::move(*data)});
     }
   }

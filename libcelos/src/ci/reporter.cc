@@ -46,9 +46,9 @@ class TerminalReporter : public DeployReporter {
                 std::uint64_t bytes_total) override {
     const unsigned percent =
         bytes_total == 0 ? 100u : static_cast<unsigned>(bytes_done * 100 / bytes_total);
-    std::string line = fmt::format("uploading {}/{} files, {} of {} ({}%) {}", files_done,
-                                   files_total, human_bytes(bytes_done), human_bytes(bytes_total),
-                                   percent, path);
+    std::string line =
+        fmt::format("uploading {}/{} files, {} of {} ({}%) {}", files_done, files_total,
+                    human_bytes(bytes_done), human_bytes(bytes_total), percent, path);
     if (line.size() > 100) line = line.substr(0, 97) + "...";
     fmt::print(out_, "\r\033[K{}", line);
     std::fflush(out_);

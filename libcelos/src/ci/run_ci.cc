@@ -1,10 +1,10 @@
 // celos-ci end to end: target file, Hadoop configuration, connections, then deploy or undeploy.
 // Kept apart from deploy.cc because this is where the real adapters (SFTP, WebHDFS, the local
 // disk) are chosen; deploy.cc only sees FileSystem.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "celos/deploy.h"
 #include "celos/hadoop.h"
@@ -31,7 +31,8 @@ class RealLocationOpener : public LocationOpener {
                           location.port};
     if (endpoint.user.empty()) {
       return fail(fmt::format("no user for {}: put one in the URL or set CELOS_CI_USERNAME",
-                              to_string(location)), ErrorCode::kInvalid);
+                              to_string(location)),
+                  ErrorCode::kInvalid);
     }
     const std::string key = fmt::format("{}@{}:{}", endpoint.user, endpoint.host, endpoint.port);
     if (auto it = connections_.find(key); it != connections_.end()) return it->second;
@@ -54,8 +55,7 @@ class RealLocationOpener : public LocationOpener {
 
 // The HDFS side named by fs.defaultFS: the local disk for file: (single-host set-ups and tests),
 // WebHDFS for hdfs:// (name node HTTP addresses from the configuration) and webhdfs://.
-Result<std::shared_ptr<FileSystem>> open_hdfs(const HadoopConfig& config,
-                                              const std::string& user) {
+Result<std::shared_ptr<FileSystem>> open_hdfs(const HadoopConfig& config, const std::string& user) {
   const std::string default_fs = config.get("fs.defaultFS", config.get("fs.default.name"));
   if (default_fs.empty()) {
     return fail("the target's core-site.xml sets no fs.defaultFS", ErrorCode::kInvalid);
@@ -73,15 +73,15 @@ Result<std::shared_ptr<FileSystem>> open_hdfs(const HadoopConfig& config,
   } else if (default_fs.starts_with("webhdfs://")) {
     namenodes.push_back(authority_of(default_fs, 10));
   } else {
-    return fail(fmt::format("fs.defaultFS '{}' is neither file:, hdfs:// nor webhdfs://",
-                            default_fs), ErrorCode::kInvalid);
+    return fail(
+        fmt::format("fs.defaultFS '{}' is neither file:, hdfs:// nor webhdfs://", default_fs),
+        ErrorCode::kInvalid);
   }
   if (namenodes.empty()) return fail("no name node address for " + default_fs);
   return make_webhdfs_file_system(make_curl_http_client(), std::move(namenodes), user);
 }
 
-Result<std::shared_ptr<FileSystem>> open_hdfs_of(const DeployTarget& target,
-                                                 LocationOpener& opener,
+Result<std::shared_ptr<FileSystem>> open_hdfs_of(const DeployTarget& target, LocationOpener& opener,
                                                  const std::string& user) {
   HadoopConfig config;
   for (const std::string& url : {target.core_site_url, target.hdfs_site_url}) {

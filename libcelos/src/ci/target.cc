@@ -1,8 +1,8 @@
 // file:/sftp: URLs and the target file.
-#include <charconv>
+#include <fmt/format.h>
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <charconv>
 
 #include "celos/deploy.h"
 
@@ -137,8 +137,9 @@ Result<DeployTarget> parse_deploy_target(std::string_view json, std::string_view
     }
     std::string url(field->as_string());
     if (auto location = parse_location(url); !location) {
-      return fail(fmt::format("target file {}: \"{}\": {}", source_name, key,
-                              location.error().message), ErrorCode::kInvalid);
+      return fail(
+          fmt::format("target file {}: \"{}\": {}", source_name, key, location.error().message),
+          ErrorCode::kInvalid);
     }
     return url;
   };

@@ -75,7 +75,8 @@ TEST_CASE("the manual's target file, trailing comma included, is read") {
 
 TEST_CASE("a target lacking a key names the key") {
   auto target = parse_deploy_target(R"({"hadoop.hdfs-site.xml": "file:///h",
-      "hadoop.core-site.xml": "file:///c", "defaults.dir.uri": "file:///d"})", "t.json");
+      "hadoop.core-site.xml": "file:///c", "defaults.dir.uri": "file:///d"})",
+                                    "t.json");
   REQUIRE_FALSE(target);
   CHECK(target.error().code == ErrorCode::kInvalid);
   CHECK(target.error().message == "target file t.json lacks \"workflows.dir.uri\"");
@@ -84,7 +85,8 @@ TEST_CASE("a target lacking a key names the key") {
 TEST_CASE("a target value that is not a file or sftp URL is rejected naming the key") {
   auto target = parse_deploy_target(R"({"hadoop.hdfs-site.xml": "hdfs://nn/h",
       "hadoop.core-site.xml": "file:///c", "defaults.dir.uri": "file:///d",
-      "workflows.dir.uri": "file:///w"})", "t.json");
+      "workflows.dir.uri": "file:///w"})",
+                                    "t.json");
   REQUIRE_FALSE(target);
   CHECK(target.error().message.find("hadoop.hdfs-site.xml") != std::string::npos);
 }

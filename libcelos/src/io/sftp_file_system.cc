@@ -11,14 +11,14 @@
 // - The host key is matched with its key type, so an entry of another type for the same host
 //   is "not found" rather than "changed" (OpenSSH behaves the same way).
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <libssh2.h>
+#include <libssh2_sftp.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <libssh2.h>
-#include <libssh2_sftp.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -26,8 +26,6 @@
 #include <fstream>
 #include <mutex>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "celos/sftp.h"
 
@@ -48,8 +46,7 @@ std::string session_error(LIBSSH2_SESSION* session) {
 }
 
 std::string base64(const unsigned char* data, std::size_t size) {
-  static const char* kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   for (std::size_t i = 0; i < size; i += 3) {
     unsigned value = static_cast<unsigned>(data[i]) << 16;
@@ -109,8 +106,7 @@ Result<int> tcp_connect(const SftpEndpoint& endpoint, std::chrono::milliseconds 
     ::close(fd);
   }
   ::freeaddrinfo(addresses);
-  return fail(fmt::format("cannot connect to {}:{}: {}", endpoint.host, endpoint.port,
-                          last_error));
+  return fail(fmt::format("cannot connect to {}:{}: {}", endpoint.host, endpoint.port, last_error));
 }
 
 struct KnownHostsDeleter {
@@ -129,13 +125,33 @@ HostKey host_key_of(LIBSSH2_SESSION* session) {
   int type = LIBSSH2_HOSTKEY_TYPE_UNKNOWN;
   key.data = libssh2_session_hostkey(session, &key.size, &type);
   switch (type) {
-    case LIBSSH2_HOSTKEY_TYPE_RSA: key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_SSHRSA; key.type_name = "ssh-rsa"; break;
-    case LIBSSH2_HOSTKEY_TYPE_DSS: key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_SSHDSS; key.type_name = "ssh-dss"; break;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256: key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_256; key.type_name = "ecdsa-sha2-nistp256"; break;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384: key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_384; key.type_name = "ecdsa-sha2-nistp384"; break;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521: key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_521; key.type_name = "ecdsa-sha2-nistp521"; break;
-    case LIBSSH2_HOSTKEY_TYPE_ED25519: key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ED25519; key.type_name = "ssh-ed25519"; break;
-    default: key.type_name = "unknown"; break;
+    case LIBSSH2_HOSTKEY_TYPE_RSA:
+      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_SSHRSA;
+      key.type_name = "ssh-rsa";
+      break;
+    case LIBSSH2_HOSTKEY_TYPE_DSS:
+      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_SSHDSS;
+      key.type_name = "ssh-dss";
+      break;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
+      key.type_name = "ecdsa-sha2-nistp256";
+      break;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
+      key.type_name = "ecdsa-sha2-nistp384";
+      break;
+    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
+      key.type_name = "ecdsa-sha2-nistp521";
+      break;
+    case LIBSSH2_HOSTKEY_TYPE_ED25519:
+      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ED25519;
+      key.type_name = "ssh-ed25519";
+      break;
+    default:
+      key.type_name = "unknown";
+      break;
   }
   return key;
 }
@@ -149,8 +165,8 @@ std::string fingerprint(LIBSSH2_SESSION* session) {
 Result<void> append_known_host(LIBSSH2_KNOWNHOSTS* hosts, const SftpEndpoint& endpoint,
                                const HostKey& key, const std::string& home,
                                const std::string& file) {
-  const std::string name = endpoint.port == 22 ? endpoint.host
-                                               : fmt::format("[{}]:{}", endpoint.host, endpoint.port);
+  const std::string name =
+      endpoint.port == 22 ? endpoint.host : fmt::format("[{}]:{}", endpoint.host, endpoint.port);
   libssh2_knownhost* entry = nullptr;
   const int mask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | key.knownhost_type;
   if (libssh2_knownhost_addc(hosts, name.c_str(), nullptr, key.data, key.size, nullptr, 0, mask,
@@ -200,7 +216,8 @@ Result<void> check_host_key(LIBSSH2_SESSION* session, const SftpEndpoint& endpoi
           "(ssh-keygen -R '{}' -f {}) and try again",
           where, key.type_name, fingerprint(session), file, where, file));
     case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
-      if (options.accept_new_host_key) return append_known_host(hosts.get(), endpoint, key, options.home, file);
+      if (options.accept_new_host_key)
+        return append_known_host(hosts.get(), endpoint, key, options.home, file);
       return fail(fmt::format(
           "unknown host key for {}: {} {} is not in {}. Check the fingerprint and accept it with "
           "--accept-new-host-key (or ssh-keyscan -p {} {} >> {})",
@@ -221,8 +238,10 @@ Result<void> authenticate(LIBSSH2_SESSION* session, const SftpEndpoint& endpoint
                             session_error(session)));
   }
   if (std::strstr(methods, "publickey") == nullptr) {
-    return fail(fmt::format("SSH authentication as {} failed: the server accepts no public keys "
-                            "(only {})", endpoint_name(endpoint), methods));
+    return fail(
+        fmt::format("SSH authentication as {} failed: the server accepts no public keys "
+                    "(only {})",
+                    endpoint_name(endpoint), methods));
   }
   std::vector<std::string> tried;
   if (const char* socket = std::getenv("SSH_AUTH_SOCK"); socket != nullptr && *socket != '\0') {
@@ -256,11 +275,12 @@ Result<void> authenticate(LIBSSH2_SESSION* session, const SftpEndpoint& endpoint
     }
     tried.push_back(fmt::format("{} ({})", key, session_error(session)));
   }
-  if (tried.empty()) tried.push_back(fmt::format("nothing: no ssh-agent and no key in {}/.ssh", home));
+  if (tried.empty())
+    tried.push_back(fmt::format("nothing: no ssh-agent and no key in {}/.ssh", home));
   std::string list;
   for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
-  return fail(fmt::format("SSH authentication as {} failed; tried {}", endpoint_name(endpoint),
-                          list));
+  return fail(
+      fmt::format("SSH authentication as {} failed; tried {}", endpoint_name(endpoint), list));
 }
 
 // ---- the file system
@@ -348,9 +368,16 @@ class SftpFileSystem : public FileSystem {
           return fail(fmt::format("{} {}: permission denied", what, where));
         case LIBSSH2_FX_FILE_ALREADY_EXISTS:
           return fail(fmt::format("{} {}: already exists", what, where));
+        case LIBSSH2_FX_NOT_A_DIRECTORY:
+          return fail(fmt::format("{} {}: not a directory", what, where));
+        case LIBSSH2_FX_FAILURE:  // what OpenSSH answers for most errno values
+          return fail(
+              fmt::format("{} {}: failed (a directory where a file is expected, or the "
+                          "reverse?)",
+                          what, where));
         default:
-          return fail(fmt::format("{} {}: SFTP error {}", what, where,
-                                  libssh2_sftp_last_error(sftp_)));
+          return fail(
+              fmt::format("{} {}: SFTP status {}", what, where, libssh2_sftp_last_error(sftp_)));
       }
     }
     return fail(fmt::format("{} {}: {}", what, where, session_error(session_)));
@@ -371,9 +398,8 @@ class SftpFileSystem : public FileSystem {
   }
 
   Result<void> upload(const std::string& path, const std::string& data) {
-    LIBSSH2_SFTP_HANDLE* handle =
-        libssh2_sftp_open(sftp_, path.c_str(),
-                          LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, 0644);
+    LIBSSH2_SFTP_HANDLE* handle = libssh2_sftp_open(
+        sftp_, path.c_str(), LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, 0644);
     if (handle == nullptr) return error("create", path);
     std::size_t done = 0;
     while (done < data.size()) {
@@ -411,6 +437,11 @@ class SftpFileSystem : public FileSystem {
       if (!ok) libssh2_sftp_unlink(sftp_, tmp.c_str());
       return ok;
     }
+    if (is_directory(*old)) {  // as rename(2) would: a file never replaces a directory
+      libssh2_sftp_unlink(sftp_, tmp.c_str());
+      return fail(fmt::format("write sftp://{}:{}{}: is a directory", endpoint_.host,
+                              endpoint_.port, path));
+    }
     const std::string aside = prefix + ".celos-old-" + random_name_part();
     if (auto ok = rename_locked(path, aside); !ok) {
       libssh2_sftp_unlink(sftp_, tmp.c_str());
@@ -437,7 +468,8 @@ class SftpFileSystem : public FileSystem {
           return fail(fmt::format("mkdir sftp://{}:{}{}: a file is in the way", endpoint_.host,
                                   endpoint_.port, so_far));
         }
-        if (!attrs && attrs.error().code != ErrorCode::kNotFound) return tl::unexpected(attrs.error());
+        if (!attrs && attrs.error().code != ErrorCode::kNotFound)
+          return tl::unexpected(attrs.error());
         if (!attrs && libssh2_sftp_mkdir(sftp_, so_far.c_str(), 0755) != 0) {
           auto e = error("mkdir", so_far);
           if (!stat(so_far)) return e;  // unless someone else made it meanwhile
