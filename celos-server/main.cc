@@ -150,7 +150,11 @@ int main(int argc, char** argv) try {
   std::cerr << "celos-server: " << e.what() << " (see --help)\n";
   return 2;
 } catch (const std::exception& e) {
-  std::cerr << "celos-server: " << e.what() << "\n";
-  spdlog::critical("celos-server failed: {}", e.what());
+  // Once logging is set up, the log has it too (its console sink is stderr).
+  if (spdlog::default_logger()->name() == "celos") {
+    spdlog::critical("celos-server: {}", e.what());
+  } else {
+    std::cerr << "celos-server: " << e.what() << "\n";
+  }
   return 1;
 }

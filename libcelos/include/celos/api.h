@@ -92,6 +92,8 @@ class SerialWorker {
 
   // Lets the running job finish, cancels the queued ones, joins the thread. Idempotent.
   void stop();
+  // True once stop() has begun.
+  bool stopping() const;
 
  private:
   struct Job {
@@ -100,7 +102,7 @@ class SerialWorker {
   };
   void loop();
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Job> queue_;
   bool stopping_ = false;

@@ -1,5 +1,6 @@
 #include "celos/api.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <thread>
@@ -284,22 +285,40 @@ TEST_CASE("Only POSTs to mutating endpoints count as mutations") {
   CHECK_FALSE(Api::is_mutation(request("POST", "/nowhere")));
 }
 
-TEST_CASE("The worker runs jobs in order and cancels the queued ones when stopped") {
+TEST_CASE("The worker lets the running job finish and cancels the queued ones when stopped") {
   SerialWorker worker;
-  std::promise<void> release;
+  std::promise<void> started, release;
   auto released = release.get_future().share();
   std::vector<int> ran;
   std::atomic<int> cancelled{0};
-  REQUIRE(worker.post([&] { released.wait(); ran.push_back(1); }));
-  REQUIRE(worker.post([&] { ran.push_back(2); }));
+  REQUIRE(worker.post([&] {
+    started.set_value();
+    released.wait();
+    ran.push_back(1);
+  }));
+  REQUIRE(worker.post([&] { ran.push_back(2); }, [&] { ++cancelled; }));
+  started.get_future().wait();
   std::thread stopper([&] { worker.stop(); });
-  // stop() waits for the running job; queued job 2 may or may not have started before stop().
+  for (int i = 0; i < 10000 && !worker.stopping(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   release.set_value();
   stopper.join();
-  CHECK(!ran.empty());
-  CHECK(ran.front() == 1);
+  CHECK(ran == std::vector<int>{1});
+  CHECK(cancelled == 1);
   CHECK_FALSE(worker.post([] {}, [&] { ++cancelled; }));
-  CHECK(cancelled == 0);
+  CHECK(cancelled == 1);
+}
+
+TEST_CASE("The worker runs jobs one at a time in the order posted") {
+  SerialWorker worker;
+  std::vector<int> ran;
+  std::promise<void> all_done;
+  for (int i = 0; i < 50; ++i) REQUIRE(worker.post([&ran, i] { ran.push_back(i); }));
+  REQUIRE(worker.post([&] { all_done.set_value(); }));
+  all_done.get_future().wait();
+  REQUIRE(ran.size() == 50);
+  CHECK(std::is_sorted(ran.begin(), ran.end()));
 }
 
 TEST_CASE("The server handler answers mutations through the worker and 503 once it stopped") {

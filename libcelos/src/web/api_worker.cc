@@ -42,6 +42,11 @@ void SerialWorker::stop() {
   }
 }
 
+bool SerialWorker::stopping() const {
+  std::lock_guard lock(mutex_);
+  return stopping_;
+}
+
 void SerialWorker::loop() {
   for (;;) {
     Job job;

@@ -1,0 +1,172 @@
+"""Starting celos-server on a free port with temporary directories, and speaking HTTP to it.
+
+Standard library only. The binary comes from $CELOS_SERVER (set by ctest)."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SERVER = os.environ.get("CELOS_SERVER", "celos-server")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def poll(predicate, what, timeout=30.0, interval=0.05):
+    """Calls predicate() until it returns something truthy; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(interval)
+
+
+class Reply:
+    def __init__(self, status, body, headers):
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+    @property
+    def json(self):
+        return json.loads(self.body)
+
+    def __repr__(self):
+        return "Reply(%d, %s)" % (self.status, self.body[:300])
+
+
+class CelosServer:
+    """A celos-server process with its own workflows/defaults/db/logs directories."""
+
+    def __init__(self, workflows=None, defaults=None, args=(), start=True):
+        self.root = tempfile.mkdtemp(prefix="celos-server-e2e-")
+        self.workflows = os.path.join(self.root, "workflows")
+        self.defaults = os.path.join(self.root, "defaults")
+        self.db = os.path.join(self.root, "db")
+        self.logs = os.path.join(self.root, "logs")
+        os.makedirs(self.workflows)
+        os.makedirs(self.defaults)
+        for name, text in (workflows or {}).items():
+            self.write_workflow(name, text)
+        for name, text in (defaults or {}).items():
+            with open(os.path.join(self.defaults, name), "w") as f:
+                f.write(text)
+        self.port = free_port()
+        self.args = list(args)
+        self.process = None
+        self.stderr_path = os.path.join(self.root, "stderr.txt")
+        if start:
+            self.start()
+
+    def write_workflow(self, name, text):
+        with open(os.path.join(self.workflows, name), "w") as f:
+            f.write(text)
+
+    def command(self):
+        return [SERVER, "--port", str(self.port), "--workflows", self.workflows,
+                "--defaults", self.defaults, "--db", self.db, "--logs", self.logs,
+                "--hadoop-conf", self.root] + self.args
+
+    def start(self):
+        self.stderr = open(self.stderr_path, "w")
+        self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
+                                        stderr=self.stderr)
+
+        def up():
+            if self.process.poll() is not None:
+                raise AssertionError("celos-server exited with %d: %s"
+                                     % (self.process.returncode, self.stderr_text()))
+            try:
+                return self.get("/version", timeout=2).status == 200
+            except OSError:
+                return False
+        poll(up, "celos-server to answer /version")
+
+    def stderr_text(self):
+        with open(self.stderr_path) as f:
+            return f.read()
+
+    def url(self, target):
+        return "http://127.0.0.1:%d%s" % (self.port, target)
+
+    def request(self, method, target, timeout=30, body=None):
+        req = urllib.request.Request(self.url(target), method=method, data=body)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as res:
+                return Reply(res.status, res.read().decode(), res.headers)
+        except urllib.error.HTTPError as e:
+            return Reply(e.code, e.read().decode(), e.headers)
+
+    def get(self, target, **kw):
+        return self.request("GET", target, **kw)
+
+    def post(self, target, **kw):
+        return self.request("POST", target, body=b"", **kw)
+
+    def terminate(self, timeout=60):
+        """SIGTERM; returns the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        finally:
+            self.stderr.close()
+
+    def close(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.process:
+            self.stderr.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class GatedWebHdfs:
+    """A WebHDFS name node whose GETFILESTATUS answers (404: no such path) only once the test
+    opens the gate: it makes a scheduler step as slow as the test wants, without sleeping."""
+
+    def __init__(self):
+        self.gate = threading.Event()
+        self.asked = threading.Event()
+        gate, asked = self.gate, self.asked
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                asked.set()
+                gate.wait(120)
+                body = json.dumps({"RemoteException": {"exception": "FileNotFoundException",
+                                                       "message": "no such path"}}).encode()
+                self.send_response(404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.gate.set()
+        self.server.shutdown()
+        self.server.server_close()
