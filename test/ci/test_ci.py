@@ -267,6 +267,29 @@ class CelosCiTest(unittest.TestCase):
         self.assert_fails(result, "authentication", "id_ed25519")
         self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
 
+    def test_keys_held_by_ssh_agent_are_used(self):
+        agent_home = os.path.join(self.dir, "agent-home")
+        os.makedirs(os.path.join(agent_home, ".ssh"))
+        write(os.path.join(agent_home, ".ssh", "known_hosts"), self.sshd.known_hosts_line())
+        socket_path = os.path.join(self.dir, "agent.sock")
+        agent = subprocess.Popen(["ssh-agent", "-D", "-a", socket_path],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(agent.wait)
+        self.addCleanup(agent.terminate)
+        for _ in range(100):  # bounded: 10 s
+            if os.path.exists(socket_path):
+                break
+            time.sleep(0.1)
+        env = dict(os.environ, SSH_AUTH_SOCK=socket_path)
+        subprocess.run(["ssh-add", "-q", os.path.join(self.home, ".ssh", "id_ed25519")],
+                       check=True, env=env, capture_output=True)
+        result = self.ci("--mode", "deploy", "--workflowName", "wordcount", "--target",
+                         self.make_target(self.sftp), "--deployDir", self.project("v1"),
+                         "--hdfsRoot", self.hdfs_root, home=agent_home,
+                         env={"SSH_AUTH_SOCK": socket_path})
+        self.assert_ok(result)
+        self.assert_deployed("v1")
+
     def test_an_unknown_host_key_is_refused_unless_accepted(self):
         other_home = os.path.join(self.dir, "new-home")
         shutil.copytree(self.home, other_home)

@@ -567,6 +567,11 @@ Result<std::shared_ptr<FileSystem>> connect_sftp_file_system(const SftpEndpoint&
   if (pending.session == nullptr) return fail("cannot create an SSH session");
   libssh2_session_set_blocking(pending.session, 1);
   libssh2_session_set_timeout(pending.session, static_cast<long>(options.timeout.count()));
+  // OpenSSH's order: its known_hosts entries are mostly ed25519, and libssh2 1.10 would pick
+  // ECDSA first and then find no entry for a host the user has long trusted.
+  libssh2_session_method_pref(pending.session, LIBSSH2_METHOD_HOSTKEY,
+                              "ssh-ed25519,ecdsa-sha2-nistp256,ecdsa-sha2-nistp384,"
+                              "ecdsa-sha2-nistp521,ssh-rsa");
   if (libssh2_session_handshake(pending.session, pending.socket) != 0) {
     return fail(fmt::format("SSH handshake with {}:{} failed: {}", endpoint.host, endpoint.port,
                             session_error(pending.session)));
