@@ -238,6 +238,7 @@ class CelosCiTest(unittest.TestCase):
                 project = self.project("v2", **{broken.replace(".", "_"): bad})
                 result = self.deploy(project, target)
                 self.assert_fails(result, broken + ":2:", "SyntaxError")
+                self.assertEqual(result.returncode, 2)
                 self.assert_deployed("v1")
 
     def test_a_failure_after_the_hdfs_swap_rolls_everything_back(self):

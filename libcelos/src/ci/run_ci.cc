@@ -121,11 +121,15 @@ Result<void> run_ci(const CiOptions& options, LocationOpener& opener, FileSystem
     deployment = std::move(*read);
     if (deployment.defaults_js) {
       auto ok = check_javascript_syntax("defaults.js", *deployment.defaults_js);
-      if (!ok) return fail("JavaScript syntax error, nothing deployed: " + ok.error().message);
+      if (!ok)
+        return fail("JavaScript syntax error, nothing deployed: " + ok.error().message,
+                    ErrorCode::kInvalid);
     }
     if (deployment.workflow_js) {
       auto ok = check_javascript_syntax("workflow.js", *deployment.workflow_js);
-      if (!ok) return fail("JavaScript syntax error, nothing deployed: " + ok.error().message);
+      if (!ok)
+        return fail("JavaScript syntax error, nothing deployed: " + ok.error().message,
+                    ErrorCode::kInvalid);
     }
   }
   auto target_json = fetch_url(opener, options.target_url);
