@@ -61,7 +61,8 @@ pid_t recorded_pid(const std::string& job_dir) {
 bool process_gone(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return true;
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text;
+  std::getline(stat, text);
   const auto close = text.rfind(')');
   return close != std::string::npos && close + 2 < text.size() &&
          (text[close + 2] == 'Z' || text[close + 2] == 'X');

@@ -1,0 +1,44 @@
+// The `celos.*` JavaScript API (SPEC §3, docs/javascript-api.md) and the evaluation of one
+// workflow file in its own heap.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "celos/http_client.h"
+#include "celos/workflow.h"
+
+namespace celos::js {
+
+// What evaluating a file needs from the loader's options.
+struct EvalSettings {
+  std::string defaults_dir;
+  std::string db_dir;
+  std::chrono::milliseconds max_eval_time{5000};
+  std::size_t max_heap_bytes = 64 * 1024 * 1024;
+  std::shared_ptr<HttpClient> http;
+  std::string oozie_user;
+};
+
+struct FileEvaluation {
+  // In definition order; each remembers the line of its defineWorkflow call.
+  std::vector<Workflow> workflows;
+  std::vector<int> lines;
+  // At most one: evaluation stops at the first error (workflows defined before it stay).
+  std::vector<LoadError> errors;
+  // The defaults names the file imported (also those that failed), for hot reload.
+  std::vector<std::string> imported_defaults;
+};
+
+// Evaluates the workflow file `file_name` (a name directly in the workflows directory, used in
+// messages and line numbers) with the given source text, in a fresh heap.
+FileEvaluation evaluate_workflow_file(const EvalSettings& settings, const std::string& file_name,
+                                      const std::string& source);
+
+// The path of a defaults file: <defaults_dir>/<name>.js.
+std::string defaults_path(const std::string& defaults_dir, const std::string& name);
+
+}  // namespace celos::js

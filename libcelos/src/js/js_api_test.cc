@@ -1,0 +1,488 @@
+// Every function of the celos.* API, evaluated in a heap of its own as a workflow file would be.
+#include <catch2/catch.hpp>
+#include <set>
+#include <thread>
+
+#include "celos/command_service.h"
+#include "js/js_api.h"
+#include "testing/fakes.h"
+#include "testing/temp_dir.h"
+
+namespace celos {
+namespace {
+
+using js::EvalSettings;
+using js::FileEvaluation;
+
+FileEvaluation eval(const std::string& source, const EvalSettings& settings = {}) {
+  return js::evaluate_workflow_file(settings, "test.js", source);
+}
+
+// A workflow definition with every required field; `fields` adds or overrides some.
+std::string define(const std::string& fields, const std::string& fn = "defineWorkflow") {
+  return "celos." + fn +
+         "({id: 'wf', schedule: celos.hourlySchedule(), "
+         "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
+         "externalService: celos.commandExternalService('true')" +
+         (fields.empty() ? "" : ", " + fields) + "});\n";
+}
+
+Workflow only_workflow(const FileEvaluation& result) {
+  INFO((result.errors.empty() ? "" : result.errors[0].message));
+  REQUIRE(result.errors.empty());
+  REQUIRE(result.workflows.size() == 1);
+  return result.workflows[0];
+}
+
+std::string error_of(const std::string& source, const EvalSettings& settings = {}) {
+  const FileEvaluation result = eval(source, settings);
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].file == "test.js");
+  return result.errors[0].message;
+}
+
+// The JSON of a JavaScript expression, read back through a thrown string.
+std::string js_value(const std::string& expression) {
+  const std::string message = error_of("throw JSON.stringify(" + expression + ");");
+  const std::string prefix = "uncaught exception: ";
+  REQUIRE(message.rfind(prefix, 0) == 0);
+  return message.substr(prefix.size());
+}
+
+// A trigger context that records what the trigger asks.
+class RecordingContext : public TriggerContext {
+ public:
+  Time now() const override { return now_; }
+  Result<bool> path_exists(const std::string& fs, const std::string& path) override {
+    asked_paths.emplace_back(fs, path);
+    return existing.count({fs, path}) > 0;
+  }
+  Result<bool> slot_succeeded(const std::string& workflow, Time time) override {
+    asked_slots.emplace_back(workflow, time);
+    return succeeded.count({workflow, time}) > 0;
+  }
+  Time now_ = make_time(2030, 1, 1);
+  std::set<std::pair<std::string, std::string>> existing;
+  std::set<std::pair<std::string, Time>> succeeded;
+  std::vector<std::pair<std::string, std::string>> asked_paths;
+  std::vector<std::pair<std::string, Time>> asked_slots;
+};
+
+const Time kSlot = make_time(2015, 9, 13, 13, 0, 0);
+
+TriggerPtr trigger_of(const std::string& expression, const std::string& prelude = "") {
+  return only_workflow(eval(prelude + define("trigger: " + expression))).trigger;
+}
+
+TriggerStatus evaluate(const TriggerPtr& trigger, RecordingContext& context, Time slot = kSlot) {
+  auto status = trigger->evaluate(slot, context);
+  REQUIRE(status);
+  return *status;
+}
+
+// ---- defineWorkflow ------------------------------------------------------------------------
+
+TEST_CASE("defineWorkflow with only the required fields gets the documented defaults") {
+  const Workflow& workflow = only_workflow(eval(define("")));
+  CHECK(workflow.id == "wf");
+  CHECK(workflow.start_time == make_time(1970, 1, 1));
+  CHECK(workflow.max_retry_count == 0);
+  CHECK(workflow.wait_timeout_seconds == 2147483647);
+  CHECK_FALSE(workflow.url.has_value());
+  CHECK(workflow.contacts.empty());
+  CHECK(workflow.file == "test.js");
+  CHECK(workflow.schedule->describe() == "cronSchedule(0 0 * * * ?)");
+  CHECK(workflow.strategy->describe() == "serialSchedulingStrategy(1)");
+  CHECK(workflow.service->describe() == "command \"true\"");
+}
+
+TEST_CASE("defineWorkflow reads every optional field") {
+  const Workflow& workflow = only_workflow(eval(define(
+      "startTime: '2015-09-01T00:00Z', maxRetryCount: 3, waitTimeoutSeconds: 3600, "
+      "url: 'http://wiki/wf', contacts: [{name: 'Ann', email: 'ann@example.com'}, {name: 'Bo'}]")));
+  CHECK(workflow.start_time == make_time(2015, 9, 1));
+  CHECK(workflow.max_retry_count == 3);
+  CHECK(workflow.wait_timeout_seconds == 3600);
+  CHECK(workflow.url == "http://wiki/wf");
+  REQUIRE(workflow.contacts.size() == 2);
+  CHECK(workflow.contacts[0].name == "Ann");
+  CHECK(workflow.contacts[0].email == "ann@example.com");
+  CHECK(workflow.contacts[1].name == "Bo");
+  CHECK(workflow.contacts[1].email.empty());
+}
+
+TEST_CASE("addWorkflow is an alias of defineWorkflow and names itself in errors") {
+  CHECK(only_workflow(eval(define("", "addWorkflow"))).id == "wf");
+  CHECK_THAT(error_of(define("maxRetryCount: 'x'", "addWorkflow")),
+             Catch::Contains("celos.addWorkflow: field \"maxRetryCount\" must be a number"));
+}
+
+TEST_CASE("defineWorkflow rejects bad fields with a message naming the function and field") {
+  using Case = std::pair<std::string, std::string>;
+  const Case c = GENERATE(
+      Case{"celos.defineWorkflow('wf');", "celos.defineWorkflow: argument options must be an object"},
+      Case{"celos.defineWorkflow({schedule: celos.hourlySchedule()});",
+           "celos.defineWorkflow: field \"id\" is required"},
+      Case{define("id: 42"), "celos.defineWorkflow: field \"id\" must be a string"},
+      Case{define("id: 'a/b'"), "celos.defineWorkflow: field \"id\""},
+      Case{define("id: '   '"), "celos.defineWorkflow: field \"id\""},
+      Case{define("id: '..'"), "celos.defineWorkflow: field \"id\""},
+      Case{define("schedule: undefined"), "celos.defineWorkflow: field \"schedule\" is required"},
+      Case{define("schedule: {}"), "field \"schedule\" must be a schedule made by celos.*Schedule(), got a plain object"},
+      Case{define("schedule: celos.alwaysTrigger()"), "field \"schedule\" must be a schedule made by celos.*Schedule(), got a trigger"},
+      Case{define("schedulingStrategy: 1"), "field \"schedulingStrategy\" must be a scheduling strategy"},
+      Case{define("trigger: celos.hourlySchedule()"), "field \"trigger\" must be a trigger made by celos.*Trigger(), got a schedule"},
+      Case{define("externalService: 'sh'"), "field \"externalService\" must be an external service"},
+      Case{define("startTime: '2015-09-01T00:00'"), "celos.defineWorkflow: field \"startTime\""},
+      Case{define("startTime: 5"), "field \"startTime\" must be a string"},
+      Case{define("maxRetryCount: '3'"), "field \"maxRetryCount\" must be a number, got a string"},
+      Case{define("maxRetryCount: -1"), "field \"maxRetryCount\" must be an integer >= 0"},
+      Case{define("maxRetryCount: 1.5"), "field \"maxRetryCount\" must be an integer >= 0"},
+      Case{define("waitTimeoutSeconds: 'soon'"), "field \"waitTimeoutSeconds\" must be a number"},
+      Case{define("url: 5"), "field \"url\" must be a string"},
+      Case{define("contacts: 'ann'"), "field \"contacts\" must be an array"},
+      Case{define("contacts: [{name: 5}]"), "field \"contacts\"[0].name must be a string"},
+      Case{define("trigers: celos.alwaysTrigger()"), "celos.defineWorkflow: unknown field \"trigers\""});
+  INFO(c.first);
+  CHECK_THAT(error_of(c.first), Catch::Contains(c.second));
+}
+
+TEST_CASE("a duplicate id in the same file is an error of the later definition") {
+  const FileEvaluation result = eval(define("") + "\n\n" + define(""));
+  REQUIRE(result.workflows.size() == 1);
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].line == 4);
+  CHECK_THAT(result.errors[0].message,
+             Catch::Contains("duplicate workflow id \"wf\" (already defined on line 1)"));
+}
+
+TEST_CASE("load errors carry the line of the workflow file where they happened") {
+  SECTION("a bad argument to a celos function") {
+    const FileEvaluation result = eval("var a = 1;\n\nvar s = celos.cronSchedule(5);\n");
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].line == 3);
+  }
+  SECTION("a throw in a helper function reports the throw") {
+    const FileEvaluation result =
+        eval("function f() {\n  throw new Error('boom');\n}\n\nf();\n");
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].line == 2);
+    CHECK_THAT(result.errors[0].message, Catch::Contains("Error: boom"));
+  }
+  SECTION("a thrown string") {
+    const FileEvaluation result = eval("\nthrow 'plain';\n");
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].line == 2);
+    CHECK(result.errors[0].message == "uncaught exception: plain");
+  }
+  SECTION("a syntax error") {
+    const FileEvaluation result = eval("var a = 1;\nvar b = ;\n");
+    REQUIRE(result.errors.size() == 1);
+    CHECK(result.errors[0].line == 2);
+    CHECK_THAT(result.errors[0].message, Catch::Contains("SyntaxError"));
+  }
+  SECTION("a defineWorkflow call keeps its line") {
+    const FileEvaluation result = eval("\n\n" + define(""));
+    REQUIRE(result.lines.size() == 1);
+    CHECK(result.lines[0] == 3);
+  }
+}
+
+TEST_CASE("workflows defined before an error in the same file stay defined") {
+  const FileEvaluation result =
+      eval(define("id: 'first'") + "null.boom;\n" + define("id: 'never'"));
+  REQUIRE(result.workflows.size() == 1);
+  CHECK(result.workflows[0].id == "first");
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].line == 2);
+}
+
+// ---- schedules and strategies --------------------------------------------------------------
+
+std::vector<Time> schedule_times(const std::string& expression, Time start, Time end) {
+  auto schedule = only_workflow(eval(define("schedule: " + expression))).schedule;
+  auto times = schedule->times(start, end, ScheduleContext{});
+  REQUIRE(times);
+  return *times;
+}
+
+TEST_CASE("hourlySchedule, minutelySchedule and cronSchedule yield their slots") {
+  const Time start = make_time(2015, 9, 13, 0, 0, 0);
+  CHECK(schedule_times("celos.hourlySchedule()", start, start + std::chrono::hours(3)) ==
+        std::vector<Time>{start, start + std::chrono::hours(1), start + std::chrono::hours(2)});
+  CHECK(schedule_times("celos.minutelySchedule()", start, start + std::chrono::minutes(2)) ==
+        std::vector<Time>{start, start + std::chrono::minutes(1)});
+  CHECK(schedule_times("celos.cronSchedule('0 0 5 * * ?')", start, start + std::chrono::hours(48)) ==
+        std::vector<Time>{make_time(2015, 9, 13, 5), make_time(2015, 9, 14, 5)});
+}
+
+TEST_CASE("an invalid cron expression is a load error that names the wrong field") {
+  CHECK_THAT(error_of("celos.cronSchedule('0 0 25 * * ?');"),
+             Catch::Contains("celos.cronSchedule:") && Catch::Contains("hour"));
+  CHECK_THAT(error_of("celos.cronSchedule();"),
+             Catch::Contains("celos.cronSchedule: argument cronExpr must be a string, got undefined"));
+}
+
+TEST_CASE("dependentSchedule follows the other workflow's schedule") {
+  auto schedule = only_workflow(eval(define("schedule: celos.dependentSchedule('other')"))).schedule;
+  auto other = only_workflow(eval(define("schedule: celos.minutelySchedule()"))).schedule;
+  ScheduleContext context;
+  context.lookup = [&](std::string_view id) -> const Schedule* {
+    return id == "other" ? other.get() : nullptr;
+  };
+  const Time start = make_time(2015, 9, 13);
+  auto times = schedule->times(start, start + std::chrono::minutes(3), context);
+  REQUIRE(times);
+  CHECK(times->size() == 3);
+  CHECK_THAT(error_of("celos.dependentSchedule();"),
+             Catch::Contains("celos.dependentSchedule: argument workflowId must be a string"));
+}
+
+TEST_CASE("serialSchedulingStrategy defaults to one slot at a time and validates concurrency") {
+  CHECK(only_workflow(eval(define("schedulingStrategy: celos.serialSchedulingStrategy(3)")))
+            .strategy->describe() == "serialSchedulingStrategy(3)");
+  CHECK_THAT(error_of("celos.serialSchedulingStrategy(0);"),
+             Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be an integer >= 1"));
+  CHECK_THAT(error_of("celos.serialSchedulingStrategy('2');"),
+             Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be a number"));
+}
+
+// ---- triggers ------------------------------------------------------------------------------
+
+TEST_CASE("alwaysTrigger is always ready") {
+  RecordingContext context;
+  const TriggerStatus status = evaluate(trigger_of("celos.alwaysTrigger()"), context);
+  CHECK(status.type == "AlwaysTrigger");
+  CHECK(status.ready);
+}
+
+TEST_CASE("hdfsCheckTrigger checks the path with the slot's time on the given file system") {
+  RecordingContext context;
+  context.existing.insert({"file:///", "/in/2015-09-13/1300/_READY"});
+  SECTION("an explicit file system") {
+    const auto status = evaluate(
+        trigger_of("celos.hdfsCheckTrigger('/in/${year}-${month}-${day}/${hour}00/_READY', 'file:///')"),
+        context);
+    CHECK(status.type == "HDFSCheckTrigger");
+    CHECK(status.ready);
+  }
+  SECTION("CELOS_DEFAULT_HDFS when none is given") {
+    const auto status = evaluate(
+        trigger_of("celos.hdfsCheckTrigger('/in/${year}-${month}-${day}/${hour}00/_READY')",
+                   "var CELOS_DEFAULT_HDFS = 'file:///';\n"),
+        context);
+    CHECK(status.ready);
+  }
+  SECTION("the default file system without CELOS_DEFAULT_HDFS") {
+    const auto status = evaluate(trigger_of("celos.hdfsCheckTrigger('/in/x')"), context);
+    CHECK_FALSE(status.ready);
+    REQUIRE(context.asked_paths.size() == 1);
+    CHECK(context.asked_paths[0] == std::pair<std::string, std::string>{"", "/in/x"});
+  }
+  CHECK_THAT(error_of("celos.hdfsCheckTrigger();"),
+             Catch::Contains("celos.hdfsCheckTrigger: argument path must be a string"));
+  CHECK_THAT(error_of("celos.hdfsCheckTrigger('/x', 5);"),
+             Catch::Contains("celos.hdfsCheckTrigger: argument fs must be a string"));
+}
+
+TEST_CASE("successTrigger waits for the same slot of another workflow") {
+  RecordingContext context;
+  auto trigger = trigger_of("celos.successTrigger('upstream')");
+  CHECK_FALSE(evaluate(trigger, context).ready);
+  context.succeeded.insert({"upstream", kSlot});
+  const auto status = evaluate(trigger, context);
+  CHECK(status.type == "SuccessTrigger");
+  CHECK(status.ready);
+  CHECK_THAT(error_of("celos.successTrigger(1);"),
+             Catch::Contains("celos.successTrigger: argument workflowId must be a string"));
+}
+
+TEST_CASE("andTrigger, orTrigger and notTrigger combine triggers") {
+  RecordingContext context;
+  CHECK(evaluate(trigger_of("celos.andTrigger()"), context).ready);
+  CHECK_FALSE(evaluate(trigger_of("celos.orTrigger()"), context).ready);
+  CHECK_FALSE(evaluate(trigger_of("celos.notTrigger(celos.alwaysTrigger())"), context).ready);
+  const auto both = evaluate(
+      trigger_of("celos.andTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
+      context);
+  CHECK(both.type == "AndTrigger");
+  CHECK_FALSE(both.ready);
+  CHECK(both.sub_statuses.size() == 2);
+  const auto either = evaluate(
+      trigger_of("celos.orTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
+      context);
+  CHECK(either.type == "OrTrigger");
+  CHECK(either.ready);
+  CHECK_THAT(error_of("celos.andTrigger(celos.alwaysTrigger(), 'x');"),
+             Catch::Contains("celos.andTrigger: argument 2 must be a trigger made by celos.*Trigger(), got a string"));
+  CHECK_THAT(error_of("celos.orTrigger({});"),
+             Catch::Contains("celos.orTrigger: argument 1 must be a trigger"));
+  CHECK_THAT(error_of("celos.notTrigger(celos.hourlySchedule());"),
+             Catch::Contains("celos.notTrigger: argument trigger must be a trigger made by celos.*Trigger(), got a schedule"));
+}
+
+TEST_CASE("delayTrigger is ready once the delay after the slot has passed") {
+  RecordingContext context;
+  auto trigger = trigger_of("celos.delayTrigger(60 * 60)");
+  context.now_ = kSlot + std::chrono::hours(1);
+  CHECK_FALSE(evaluate(trigger, context).ready);
+  context.now_ = kSlot + std::chrono::hours(1) + std::chrono::seconds(1);
+  const auto status = evaluate(trigger, context);
+  CHECK(status.type == "DelayTrigger");
+  CHECK(status.ready);
+  CHECK_THAT(error_of("celos.delayTrigger('1h');"),
+             Catch::Contains("celos.delayTrigger: argument seconds must be a number"));
+}
+
+TEST_CASE("offsetTrigger evaluates its trigger for a later slot time") {
+  RecordingContext context;
+  const auto status = evaluate(
+      trigger_of("celos.offsetTrigger(60 * 60, celos.hdfsCheckTrigger('/in/${hour}', 'file:///'))"),
+      context);
+  CHECK(status.type == "OffsetTrigger");
+  REQUIRE(context.asked_paths.size() == 1);
+  CHECK(context.asked_paths[0].second == "/in/14");
+  CHECK_THAT(error_of("celos.offsetTrigger(60);"),
+             Catch::Contains("celos.offsetTrigger: argument trigger must be a trigger"));
+  CHECK_THAT(error_of("celos.offsetTrigger('60', celos.alwaysTrigger());"),
+             Catch::Contains("celos.offsetTrigger: argument seconds must be a number"));
+}
+
+TEST_CASE("objects made by the API cannot be forged or mixed up") {
+  CHECK_THAT(error_of("var t = celos.alwaysTrigger();\nvar fake = {};\nfor (var k in t) fake[k] = t[k];\n" +
+                      define("trigger: fake")),
+             Catch::Contains("got a plain object"));
+}
+
+// ---- external services --------------------------------------------------------------------
+
+TEST_CASE("commandExternalService runs the command with its options") {
+  testing::TempDir db;
+  testing::TempDir work;
+  EvalSettings settings;
+  settings.db_dir = db.path();
+  const Workflow& workflow = only_workflow(eval(
+      define("externalService: celos.commandExternalService('echo $GREETING ${year} > out', "
+             "{env: {GREETING: 'hi'}, cwd: '" + work.path() + "',})"),
+      settings));
+  const SlotId slot{"wf", kSlot};
+  auto id = workflow.service->submit(slot);
+  REQUIRE(id);
+  REQUIRE(workflow.service->start(slot, *id));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    auto status = workflow.service->status(slot, *id);
+    REQUIRE(status);
+    if (*status != ExternalStatus::kRunning) {
+      CHECK(*status == ExternalStatus::kSuccess);
+      break;
+    }
+    REQUIRE(std::chrono::steady_clock::now() < give_up);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(testing::read_text_file(work / "out") == "hi 2015\n");
+}
+
+TEST_CASE("commandExternalService validates its arguments") {
+  CHECK_THAT(error_of("celos.commandExternalService();"),
+             Catch::Contains("celos.commandExternalService: argument command must be a string"));
+  CHECK_THAT(error_of("celos.commandExternalService('  ');"),
+             Catch::Contains("celos.commandExternalService: argument command must not be empty"));
+  CHECK_THAT(error_of("celos.commandExternalService('true', 'x');"),
+             Catch::Contains("celos.commandExternalService: argument options must be an object"));
+  CHECK_THAT(error_of("celos.commandExternalService('true', {cdw: '/'});"),
+             Catch::Contains("celos.commandExternalService: unknown option \"cdw\""));
+  CHECK_THAT(error_of("celos.commandExternalService('true', {env: {A: {}}});"),
+             Catch::Contains("property \"A\" must be a string"));
+  CHECK_THAT(error_of("celos.commandExternalService('true', {cwd: 1});"),
+             Catch::Contains("options.cwd must be a string"));
+}
+
+TEST_CASE("oozieExternalService never fails at load time, only at submit time") {
+  SECTION("without a URL") {
+    const Workflow& workflow = only_workflow(eval(define(
+        "externalService: celos.oozieExternalService({'oozie.wf.application.path': '/wf'})")));
+    auto submitted = workflow.service->submit(SlotId{"wf", kSlot});
+    REQUIRE_FALSE(submitted);
+    CHECK_THAT(submitted.error().message, Catch::Contains("no Oozie URL"));
+  }
+  SECTION("without an HTTP client") {
+    const Workflow& workflow = only_workflow(eval(define(
+        "externalService: celos.oozieExternalService({}, 'http://oozie:11000/oozie')")));
+    auto submitted = workflow.service->submit(SlotId{"wf", kSlot});
+    REQUIRE_FALSE(submitted);
+    CHECK_THAT(submitted.error().message, Catch::Contains("not available"));
+  }
+}
+
+TEST_CASE("oozieExternalService validates its arguments") {
+  CHECK_THAT(error_of("celos.oozieExternalService('x');"),
+             Catch::Contains("celos.oozieExternalService: argument properties must be an object, got a string"));
+  CHECK_THAT(error_of("celos.oozieExternalService({a: {}});"),
+             Catch::Contains("celos.oozieExternalService: argument properties: property \"a\" must be a string"));
+  CHECK_THAT(error_of("celos.oozieExternalService({}, 5);"),
+             Catch::Contains("celos.oozieExternalService: argument oozieUrl must be a string"));
+  CHECK_THAT(error_of("var CELOS_DEFAULT_OOZIE_PROPERTIES = 'x';\ncelos.oozieExternalService({});"),
+             Catch::Contains("CELOS_DEFAULT_OOZIE_PROPERTIES must be an object"));
+}
+
+// ---- helpers -------------------------------------------------------------------------------
+
+TEST_CASE("replaceTimeVariables replaces the zero-padded fields of a time") {
+  CHECK(js_value("celos.replaceTimeVariables('/in/${year}-${month}-${day}/${hour}${minute}${second}', "
+                 "'2015-09-03T04:05:06Z')") == "\"/in/2015-09-03/040506\"");
+  CHECK(js_value("celos.replaceTimeVariables('${year}', {time: '2016-01-01T00:00:00.000Z'})") ==
+        "\"2016\"");
+  CHECK_THAT(error_of("celos.replaceTimeVariables('x', '2015-09-03T04:05');"),
+             Catch::Contains("celos.replaceTimeVariables: argument time"));
+  CHECK_THAT(error_of("celos.replaceTimeVariables(1, '2015-09-03T04:05Z');"),
+             Catch::Contains("celos.replaceTimeVariables: argument string must be a string"));
+}
+
+TEST_CASE("mergeProperties copies the source's properties into the target and returns it") {
+  CHECK(js_value("celos.mergeProperties({a: '1', c: '3'}, {a: '0', b: '2'})") ==
+        "{\"a\":\"1\",\"b\":\"2\",\"c\":\"3\"}");
+  CHECK(js_value("(function() { var t = {}; celos.mergeProperties({x: 1}, t); return t; })()") ==
+        "{\"x\":1}");
+  CHECK_THAT(error_of("celos.mergeProperties({}, 'x');"),
+             Catch::Contains("celos.mergeProperties: argument target must be an object"));
+}
+
+TEST_CASE("importDefaults is also a global function and checks its argument") {
+  CHECK(js_value("typeof importDefaults") == "\"function\"");
+  CHECK_THAT(error_of("celos.importDefaults('../etc/passwd');"),
+             Catch::Contains("celos.importDefaults: argument name \"../etc/passwd\""));
+  CHECK_THAT(error_of("importDefaults(3);"),
+             Catch::Contains("celos.importDefaults: argument name must be a string"));
+}
+
+// ---- runaway files -------------------------------------------------------------------------
+
+TEST_CASE("an endless loop is stopped by the time budget and reported as the file's error") {
+  EvalSettings settings;
+  settings.max_eval_time = std::chrono::milliseconds(200);
+  SECTION("a plain loop") {
+    CHECK_THAT(error_of("\nwhile (true) {}\n", settings),
+               Catch::Contains("did not finish within 200 ms"));
+  }
+  SECTION("a loop that catches every error") {
+    CHECK_THAT(error_of("while (true) { try { while (true) {} } catch (e) {} }", settings),
+               Catch::Contains("did not finish within 200 ms"));
+  }
+}
+
+TEST_CASE("a huge allocation is refused by the memory budget and reported as the file's error") {
+  EvalSettings settings;
+  settings.max_heap_bytes = 8 * 1024 * 1024;
+  SECTION("a string that doubles") {
+    CHECK_THAT(error_of("var s = 'x';\nwhile (true) { s = s + s; }\n", settings),
+               Catch::Contains("more than 8388608 bytes"));
+  }
+  SECTION("an array that grows") {
+    CHECK_THAT(error_of("var a = [];\nfor (var i = 0; ; i++) { a.push({n: i}); }\n", settings),
+               Catch::Contains("more than 8388608 bytes"));
+  }
+}
+
+}  // namespace
+}  // namespace celos

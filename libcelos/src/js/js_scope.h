@@ -1,0 +1,69 @@
+// The state of one workflow file's evaluation, shared by the API functions (js_api.cc) and the
+// evaluation driver (js_eval.cc). Internal to libcelos/src/js.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "celos/hadoop.h"
+#include "celos/schedule.h"
+#include "celos/strategy.h"
+#include "celos/trigger.h"
+#include "celos/workflow.h"
+#include "js/js_api.h"
+#include "js/js_heap.h"
+
+namespace celos::js {
+
+// A C++ object made by a celos.* function. The JavaScript object handed to the script holds
+// only a hidden index into FileScope::objects, so defineWorkflow gets the C++ object back and
+// anything else (a plain object, an object of another kind) is rejected with a clear message.
+using CelosObject = std::variant<std::shared_ptr<const Schedule>,
+                                 std::shared_ptr<const SchedulingStrategy>, TriggerPtr,
+                                 ExternalServicePtr>;
+
+// Where the last value was thrown: the innermost line in the workflow file, and the innermost
+// script location anywhere (a defaults file, if the error happened in a helper defined there).
+struct ThrowSite {
+  int file_line = 0;
+  std::string inner_file;
+  int inner_line = 0;
+};
+
+struct FileScope {
+  EvalSettings settings;  // a copy: properties functions may outlive the loader's options
+  std::string file_name;
+  std::weak_ptr<JsHeap> heap;
+  std::vector<CelosObject> objects;
+  std::vector<Workflow> workflows;
+  std::vector<int> lines;
+  std::vector<std::string> imported_defaults;
+  // Set when a properties function must outlive the evaluation (it runs at submit time).
+  bool keeps_heap = false;
+  // False once the file has been evaluated: defineWorkflow and importDefaults are refused then.
+  bool evaluating = true;
+  int properties_functions = 0;
+  ThrowSite last_throw;
+};
+
+// The scope of the heap `ctx` belongs to (kept in the global stash).
+FileScope& scope_of(duk_context* ctx);
+
+// Defines `celos`, the global `importDefaults` and the throw hook in the heap's global object,
+// and links the heap to `scope`.
+void install_api(duk_context* ctx, FileScope& scope);
+
+// Where the script currently runs: the innermost line in the workflow file, and the innermost
+// script location anywhere. Callable from inside a C function of the API.
+ThrowSite current_site(duk_context* ctx, const std::string& file_name);
+
+// The Oozie service of celos.oozieExternalService (js_oozie.cc): the real one from
+// celos/hadoop.h, wrapped so that a missing URL or HTTP client fails at submit time only.
+ExternalServicePtr make_js_oozie_service(std::shared_ptr<HttpClient> http, std::string url,
+                                         std::map<std::string, std::string> defaults,
+                                         OoziePropertiesFunction properties, std::string user);
+
+}  // namespace celos::js

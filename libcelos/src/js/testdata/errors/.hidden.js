@@ -1,0 +1,1 @@
+celos.defineWorkflow({"id": "hidden"});

@@ -1,0 +1,3 @@
+// A syntax error on line 3: nothing of this file is defined.
+var ok = 1;
+var broken = ;

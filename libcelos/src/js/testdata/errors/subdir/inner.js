@@ -1,0 +1,2 @@
+// In a subdirectory: never loaded.
+celos.defineWorkflow({"id": "inner"});

@@ -1,0 +1,197 @@
+// The hot-reloading JavaScript workflow source (celos/workflow_loader.h).
+//
+// load() runs at the start of every scheduler step, so an unchanged directory must cost only a
+// directory listing and a stat per file: each file's evaluation is cached with the (size,
+// modification time) of the file and of every defaults file it imported, and only files whose
+// stamps changed are evaluated again. Duplicate ids are resolved when the cached results are
+// assembled (in file name order), so they never make a file's cache depend on another file.
+#include "celos/workflow_loader.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "js/js_api.h"
+
+namespace celos {
+namespace {
+
+struct Stamp {
+  bool exists = false;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;  // also changes when a deploy renames a new file into place
+  std::uint64_t inode = 0;
+  friend bool operator==(const Stamp&, const Stamp&) = default;
+};
+
+Stamp stamp_of(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return {};
+  const auto nanoseconds = [](const timespec& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  };
+  return Stamp{true, static_cast<std::int64_t>(info.st_size), nanoseconds(info.st_mtim),
+               nanoseconds(info.st_ctim), static_cast<std::uint64_t>(info.st_ino)};
+}
+
+struct CachedFile {
+  Stamp stamp;
+  std::vector<std::pair<std::string, Stamp>> imports;  // defaults name, stamp when evaluated
+  js::FileEvaluation evaluation;
+};
+
+bool is_workflow_file_name(const std::string& name) {
+  // Hidden files are editor and deploy leftovers (`.#wordcount.js`, `.wordcount.js.swp`).
+  return name.size() > 3 && name[0] != '.' && name.compare(name.size() - 3, 3, ".js") == 0;
+}
+
+void log_error(const LoadError& error) {
+  spdlog::warn("workflow file {} line {}: {}", error.file, error.line, error.message);
+}
+
+class JsWorkflowSource : public WorkflowSource {
+ public:
+  explicit JsWorkflowSource(WorkflowLoaderOptions options) {
+    settings_.defaults_dir = options.defaults_dir;
+    settings_.db_dir = options.db_dir;
+    settings_.max_eval_time = options.max_eval_time;
+    settings_.max_heap_bytes = options.max_heap_bytes;
+    settings_.http = std::move(options.http);
+    settings_.oozie_user = options.oozie_user;
+    workflows_dir_ = std::move(options.workflows_dir);
+  }
+
+  WorkflowConfigPtr load() override {
+    std::string listing_error;
+    const std::vector<std::string> names = list_workflow_files(listing_error);
+    bool changed = !config_ || listing_error != listing_error_ || names.size() != cache_.size();
+    listing_error_ = listing_error;
+
+    std::map<std::string, Stamp> defaults_stamps;  // each defaults file stat'ed once per load
+    std::map<std::string, CachedFile> next;
+    for (const std::string& name : names) {
+      const Stamp stamp = stamp_of(workflows_dir_ + "/" + name);
+      if (!stamp.exists) continue;  // removed since the listing
+      auto cached = cache_.find(name);
+      if (cached != cache_.end() && cached->second.stamp == stamp &&
+          imports_unchanged(cached->second, defaults_stamps)) {
+        next.emplace(name, std::move(cached->second));
+        continue;
+      }
+      changed = true;
+      next.emplace(name, evaluate(name, stamp));
+    }
+    cache_ = std::move(next);
+    if (!changed && config_) return config_;
+    config_ = assemble();
+    return config_;
+  }
+
+  void clear_cache() override {
+    cache_.clear();
+    config_.reset();
+  }
+
+ private:
+  std::vector<std::string> list_workflow_files(std::string& error) {
+    std::vector<std::string> names;
+    DIR* dir = ::opendir(workflows_dir_.c_str());
+    if (dir == nullptr) {
+      error = fmt::format("cannot read the workflows directory {}: {}", workflows_dir_,
+                          std::strerror(errno));
+      return names;
+    }
+    while (const dirent* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (!is_workflow_file_name(name)) continue;
+      if (entry->d_type != DT_REG && entry->d_type != DT_UNKNOWN && entry->d_type != DT_LNK) {
+        continue;
+      }
+      names.push_back(std::move(name));
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  bool imports_unchanged(const CachedFile& file, std::map<std::string, Stamp>& stamps) const {
+    for (const auto& [name, stamp] : file.imports) {
+      auto known = stamps.find(name);
+      if (known == stamps.end()) {
+        known = stamps.emplace(name, stamp_of(js::defaults_path(settings_.defaults_dir, name)))
+                    .first;
+      }
+      if (!(known->second == stamp)) return false;
+    }
+    return true;
+  }
+
+  CachedFile evaluate(const std::string& name, const Stamp& stamp) {
+    CachedFile file;
+    file.stamp = stamp;
+    std::ifstream in(workflows_dir_ + "/" + name, std::ios::binary);
+    if (!in) {
+      file.evaluation.errors.push_back(LoadError{name, 0, "cannot read the file"});
+    } else {
+      std::ostringstream text;
+      text << in.rdbuf();
+      file.evaluation = js::evaluate_workflow_file(settings_, name, text.str());
+    }
+    for (const std::string& imported : file.evaluation.imported_defaults) {
+      file.imports.emplace_back(imported,
+                                stamp_of(js::defaults_path(settings_.defaults_dir, imported)));
+    }
+    for (const LoadError& error : file.evaluation.errors) log_error(error);
+    return file;
+  }
+
+  WorkflowConfigPtr assemble() const {
+    auto config = std::make_shared<WorkflowConfig>();
+    if (!listing_error_.empty()) {
+      config->errors.push_back(LoadError{workflows_dir_, 0, listing_error_});
+      spdlog::error("{}", listing_error_);
+    }
+    for (const auto& [name, file] : cache_) {
+      const js::FileEvaluation& evaluation = file.evaluation;
+      config->errors.insert(config->errors.end(), evaluation.errors.begin(),
+                            evaluation.errors.end());
+      for (std::size_t i = 0; i < evaluation.workflows.size(); ++i) {
+        const Workflow& workflow = evaluation.workflows[i];
+        const Workflow* earlier = config->find(workflow.id);
+        if (earlier != nullptr) {
+          LoadError error{name, evaluation.lines[i],
+                          fmt::format("duplicate workflow id \"{}\": already defined in {}",
+                                      workflow.id, earlier->file)};
+          log_error(error);
+          config->errors.push_back(std::move(error));
+          continue;
+        }
+        config->workflows.emplace(workflow.id, workflow);
+      }
+    }
+    return config;
+  }
+
+  js::EvalSettings settings_;
+  std::string workflows_dir_;
+  std::map<std::string, CachedFile> cache_;
+  std::string listing_error_;
+  WorkflowConfigPtr config_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkflowSource> make_js_workflow_source(WorkflowLoaderOptions options) {
+  return std::make_unique<JsWorkflowSource>(std::move(options));
+}
+
+}  // namespace celos
