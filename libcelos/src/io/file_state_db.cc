@@ -2,9 +2,9 @@
 //
 // Reading every slot file of every workflow on every step would cost a thousand workflows
 // 168,000 file reads per step, so the slots of each day directory are cached and re-read only
-// when the directory's mtime changes (every write renames into it). Directories modified in the
-// last few seconds are never trusted, so that an edit made within the file system's timestamp
-// granularity of our read is still seen (the "racy git" rule).
+// when the directory's mtime changes (every write renames into it). A read of a directory that
+// had been modified less than a second before is not trusted, so that an edit made within the
+// file system's timestamp granularity of our read is still seen (git's "racy" rule).
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -59,7 +59,7 @@ Result<SlotState> slot_state_from_json(const SlotId& id, std::string_view text) 
 
 namespace {
 
-constexpr std::int64_t kRacyNanos = 3'000'000'000;
+constexpr std::int64_t kRacyNanos = 1'000'000'000;
 
 std::int64_t wall_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -184,6 +184,7 @@ class FileStateDatabase final : public StateDatabase {
   using DaySlots = std::map<Time, SlotState>;
   struct CachedDay {
     std::int64_t mtime_ns = 0;
+    bool racy = true;  // read too soon after a modification: do not reuse
     std::shared_ptr<const DaySlots> slots;
   };
 
@@ -204,14 +205,16 @@ class FileStateDatabase final : public StateDatabase {
   // The slots stored in one day directory, from the cache when the directory is unchanged.
   Result<std::shared_ptr<const DaySlots>> day_slots(const std::string& workflow,
                                                    const FileStatus& day) {
-    const bool trustworthy =
-        day.mtime_ns != 0 && (day.mtime_ns < 1'000'000'000'000'000'000 ||  // not a wall time
-                              wall_clock_ns() - day.mtime_ns > kRacyNanos);
+    // File systems that cannot tell a modification time are never cached. Small values are
+    // version counters (the in-memory test file system), not wall times: never racy.
+    const bool cacheable = day.mtime_ns != 0;
+    const bool racy = day.mtime_ns > 1'000'000'000'000'000'000 &&
+                      wall_clock_ns() - day.mtime_ns < kRacyNanos;
     {
       std::lock_guard lock(mutex_);
       auto& days = cache_[workflow];
       auto it = days.find(day.name);
-      if (trustworthy && it != days.end() && it->second.mtime_ns == day.mtime_ns) {
+      if (it != days.end() && !it->second.racy && it->second.mtime_ns == day.mtime_ns) {
         return it->second.slots;
       }
     }
@@ -236,9 +239,9 @@ class FileStateDatabase final : public StateDatabase {
       if (!state) return tl::unexpected(state.error());
       slots->emplace(*t, std::move(*state));
     }
-    if (trustworthy) {
+    if (cacheable) {
       std::lock_guard lock(mutex_);
-      cache_[workflow][day.name] = CachedDay{day.mtime_ns, slots};
+      cache_[workflow][day.name] = CachedDay{day.mtime_ns, racy, slots};
     }
     return std::shared_ptr<const DaySlots>(slots);
   }

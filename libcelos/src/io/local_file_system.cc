@@ -93,19 +93,21 @@ class LocalFileSystem final : public FileSystem {
 
   Result<void> write_files(const std::vector<FileWrite>& files) override {
     if (files.empty()) return {};
-    const bool per_file_sync = files.size() < kSyncfsThreshold;
+    // Small batches: fsync each file and each directory. Big batches: one syncfs() before the
+    // renames (contents durable) and one after (directory entries durable); syncing thousands of
+    // directories one by one costs milliseconds each.
+    const bool batch = files.size() >= kSyncfsThreshold;
     std::vector<std::string> temps;
     temps.reserve(files.size());
     std::set<std::string> directories;
-    auto cleanup = [&] {
-      for (const auto& t : temps) ::unlink(t.c_str());
+    auto cleanup = [&](std::size_t from) {
+      for (std::size_t i = from; i < temps.size(); ++i) ::unlink(temps[i].c_str());
     };
-    int sync_fd = -1;
     for (const FileWrite& f : files) {
       const std::string dir = parent_of(f.path);
       if (directories.insert(dir).second) {
-        if (auto made = make_dirs(dir); !made) {
-          cleanup();
+        if (auto made = create_dirs(dir, /*sync=*/!batch); !made) {
+          cleanup(0);
           return made;
         }
       }
@@ -113,54 +115,39 @@ class LocalFileSystem final : public FileSystem {
                                      ::getpid(), counter_.fetch_add(1));
       const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (fd < 0) {
-        cleanup();
+        cleanup(0);
         return io_error("cannot create", temp, errno);
       }
       temps.push_back(temp);
       auto written = write_all(fd, f.data, temp);
-      if (written && per_file_sync && ::fsync(fd) != 0) written = io_error("cannot sync", temp, errno);
-      if (!per_file_sync && sync_fd < 0) {
-        sync_fd = ::dup(fd);
-      }
+      if (written && !batch && ::fsync(fd) != 0) written = io_error("cannot sync", temp, errno);
       ::close(fd);
       if (!written) {
-        if (sync_fd >= 0) ::close(sync_fd);
-        cleanup();
+        cleanup(0);
         return written;
       }
     }
-    if (sync_fd >= 0) {
-      const int rc = ::syncfs(sync_fd);
-      const int err = errno;
-      ::close(sync_fd);
-      if (rc != 0) {
-        cleanup();
-        return io_error("cannot sync file system of", files.front().path, err);
+    if (batch) {
+      if (auto synced = sync_file_system(temps.front()); !synced) {
+        cleanup(0);
+        return synced;
       }
     }
     for (std::size_t i = 0; i < files.size(); ++i) {
       if (::rename(temps[i].c_str(), files[i].path.c_str()) != 0) {
         const int err = errno;
-        for (std::size_t j = i; j < temps.size(); ++j) ::unlink(temps[j].c_str());
+        cleanup(i);
         return io_error("cannot rename into place", files[i].path, err);
       }
     }
-    // The renames are durable once their directories are.
+    if (batch) return sync_file_system(files.front().path);
     for (const std::string& dir : directories) {
       if (auto synced = fsync_path(dir); !synced) return synced;
     }
     return {};
   }
 
-  Result<void> make_dirs(const std::string& path) override {
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
-    std::error_code ec;
-    stdfs::create_directories(path, ec);
-    if (ec) return fail(fmt::format("cannot create directory {}: {}", path, ec.message()));
-    // A new directory entry is durable once its parent is synced.
-    return fsync_path(parent_of(path));
-  }
+  Result<void> make_dirs(const std::string& path) override { return create_dirs(path, true); }
 
   Result<void> remove(const std::string& path) override {
     std::error_code ec;
@@ -200,6 +187,26 @@ class LocalFileSystem final : public FileSystem {
   }
 
  private:
+  static Result<void> create_dirs(const std::string& path, bool sync) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};
+    std::error_code ec;
+    stdfs::create_directories(path, ec);
+    if (ec) return fail(fmt::format("cannot create directory {}: {}", path, ec.message()));
+    // A new directory entry is durable once its parent is synced.
+    return sync ? fsync_path(parent_of(path)) : Result<void>{};
+  }
+
+  static Result<void> sync_file_system(const std::string& any_path) {
+    const int fd = ::open(any_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return io_error("cannot open for sync", any_path, errno);
+    const int rc = ::syncfs(fd);
+    const int err = errno;
+    ::close(fd);
+    if (rc != 0) return io_error("cannot sync the file system of", any_path, err);
+    return {};
+  }
+
   std::atomic<unsigned long> counter_{0};
 };
 
