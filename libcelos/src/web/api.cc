@@ -22,6 +22,8 @@ struct Route {
   bool mutates;
 };
 
+HttpServerResponse slot_response(const SlotState& state);
+
 HttpServerResponse json_response(const json::value& value, int status = 200) {
   HttpServerResponse response;
   response.status = status;
@@ -72,13 +74,51 @@ Result<SlotId> slot_params(const HttpServerRequest& request) {
   return SlotId{*id, *time};
 }
 
-json::object slot_json(const SlotState& state) {
-  json::object out;
-  out["time"] = format_time(state.id.time);
-  out["status"] = to_string(state.status);
-  out["externalID"] = state.external_id ? json::value(*state.external_id) : json::value(nullptr);
-  out["retryCount"] = state.retry_count;
-  return out;
+// /workflow-slots prints up to 168 slots per request: written straight into the body rather
+// than through a JSON DOM and fmt, which made the endpoint about seven times slower.
+void append_digits(std::string& out, int value, int width) {
+  char digits[8];
+  for (int i = width - 1; i >= 0; --i) {
+    digits[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+  out.append(digits, static_cast<std::size_t>(width));
+}
+
+void append_time(std::string& out, Time t) {  // 2015-09-13T13:40:00.000Z, as format_time
+  const CivilTime c = to_civil(t);
+  append_digits(out, c.year, 4);
+  out += '-';
+  append_digits(out, c.month, 2);
+  out += '-';
+  append_digits(out, c.day, 2);
+  out += 'T';
+  append_digits(out, c.hour, 2);
+  out += ':';
+  append_digits(out, c.minute, 2);
+  out += ':';
+  append_digits(out, c.second, 2);
+  out += '.';
+  append_digits(out, c.millisecond, 3);
+  out += 'Z';
+}
+
+void append_slot(std::string& out, const SlotState& state) {
+  out += R"({"time":")";
+  append_time(out, state.id.time);
+  out += R"(","status":")";
+  out += to_string(state.status);
+  out += R"(","externalID":)";
+  out += state.external_id ? json::serialize(json::string_view(*state.external_id)) : "null";
+  out += R"(,"retryCount":)";
+  out += std::to_string(state.retry_count);
+  out += '}';
+}
+
+HttpServerResponse slot_response(const SlotState& state) {
+  HttpServerResponse response;
+  append_slot(response.body, state);
+  return response;
 }
 
 json::object trigger_json(const TriggerStatus& status) {
@@ -258,13 +298,20 @@ HttpServerResponse Api::get_workflow_slots(const HttpServerRequest& request) con
   for (const auto& c : workflow->contacts) {
     contacts.push_back(json::object{{"name", c.name}, {"email", c.email}});
   }
-  json::array slot_list;
-  slot_list.reserve(slots->size());
-  for (const auto& slot : *slots) slot_list.push_back(slot_json(slot));
   json::object info{{"url", workflow->url ? json::value(*workflow->url) : json::value(nullptr)},
                     {"contacts", std::move(contacts)}};
-  return json_response(json::object{
-      {"info", std::move(info)}, {"paused", *paused}, {"slots", std::move(slot_list)}});
+  HttpServerResponse response;
+  std::string& body = response.body;
+  body.reserve(200 + slots->size() * 100);
+  body += R"({"info":)";
+  body += json::serialize(info);
+  body += *paused ? R"(,"paused":true,"slots":[)" : R"(,"paused":false,"slots":[)";
+  for (std::size_t i = 0; i < slots->size(); ++i) {
+    if (i > 0) body += ',';
+    append_slot(body, (*slots)[i]);
+  }
+  body += "]}";
+  return response;
 }
 
 HttpServerResponse Api::get_slot_state(const HttpServerRequest& request) const {
@@ -272,7 +319,7 @@ HttpServerResponse Api::get_slot_state(const HttpServerRequest& request) const {
   if (!slot) return error_response(slot.error());
   auto state = scheduler_.slot_state(slot->workflow, slot->time);
   if (!state) return error_response(state.error());
-  return json_response(slot_json(*state));
+  return slot_response(*state);
 }
 
 HttpServerResponse Api::get_trigger_status(const HttpServerRequest& request) const {
@@ -288,7 +335,7 @@ HttpServerResponse Api::post_rerun(const HttpServerRequest& request) const {
   if (!slot) return error_response(slot.error());
   auto state = scheduler_.rerun(slot->workflow, slot->time, now());
   if (!state) return error_response(state.error());
-  return json_response(slot_json(*state));
+  return slot_response(*state);
 }
 
 HttpServerResponse Api::post_kill(const HttpServerRequest& request) const {
@@ -296,7 +343,7 @@ HttpServerResponse Api::post_kill(const HttpServerRequest& request) const {
   if (!slot) return error_response(slot.error());
   auto state = scheduler_.kill(slot->workflow, slot->time);
   if (!state) return error_response(state.error());
-  return json_response(slot_json(*state));
+  return slot_response(*state);
 }
 
 HttpServerResponse Api::post_pause(const HttpServerRequest& request) const {

@@ -357,3 +357,19 @@ TEST_CASE("The periodic stepper steps on its own and stops when asked") {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(stepper.steps() == steps);
 }
+
+TEST_CASE("Slots are printed as valid JSON whatever their external id holds") {
+  World w;
+  SlotState state = SlotState::waiting(SlotId{"wordcount", make_time(2015, 9, 13, 12)});
+  state.status = SlotStatus::kRunning;
+  state.external_id = "job \"7\" \\ ü\n";
+  state.retry_count = 3;
+  REQUIRE(w.db->put_slots({state}));
+  const auto one = w.call_json("GET", "/slot-state?id=wordcount&time=2015-09-13T12:00Z");
+  CHECK(one.at("externalID").as_string() == "job \"7\" \\ ü\n");
+  CHECK(one.at("retryCount").as_int64() == 3);
+  const auto all = w.call_json("GET", "/workflow-slots?id=wordcount&end=2015-09-13T12:00:00.001Z");
+  CHECK(all.at("slots").at(0).at("externalID").as_string() == "job \"7\" \\ ü\n");
+  CHECK(all.at("slots").at(0).at("time").as_string() == "2015-09-13T12:00:00.000Z");
+  CHECK(all.at("slots").at(0).at("status").as_string() == "RUNNING");
+}
