@@ -183,3 +183,22 @@ TEST_CASE("stop() closes idle keep-alive connections and returns") {
   http::read(stream, buffer, res, ec);
   CHECK(ec);
 }
+
+TEST_CASE("A client that stops sending in the middle of a request is cut off after the read timeout") {
+  auto options = local_options();
+  options.read_timeout = std::chrono::seconds(1);
+  auto server = celos::start_http_server(options, [](const HttpServerRequest&) {
+    return HttpServerResponse{200, "application/json", "{}", {}};
+  });
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server->port()));
+  net::write(socket, net::buffer(std::string("GET /x HTTP/1.1\r\nHost: a\r\n")));
+  // The server closes the connection; a server without a timeout would leave this read blocked
+  // until the test's own time limit.
+  char byte;
+  beast::error_code ec;
+  const std::size_t n = socket.read_some(net::buffer(&byte, 1), ec);
+  CHECK(n == 0);
+  CHECK(ec);
+}
