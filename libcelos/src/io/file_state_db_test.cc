@@ -51,7 +51,7 @@ TEST_CASE("a state directory of the original Celos is read as is") {
   CHECK(*reruns == std::vector<Time>{make_time(2015, 8, 1, 1)});
 }
 
-TEST_CASE("get_slots returns [start, end) across day directories") {
+TEST_CASE("get_slots returns start inclusive to end exclusive across day directories") {
   testing::MemFileSystem mem;
   auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
   auto db = make_file_state_database(fs, "/db");

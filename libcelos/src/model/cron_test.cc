@@ -210,7 +210,7 @@ TEST_CASE("Extra whitespace between fields is tolerated and the text is kept") {
   CHECK(c.next_at_or_after(make_time(2015, 9, 13, 13)) == make_time(2015, 9, 14, 12));
 }
 
-TEST_CASE("times covers [start, end): start inclusive, end exclusive") {
+TEST_CASE("times covers start inclusive up to end exclusive") {
   const auto hourly = cron("0 0 * * * ?");
   CHECK(hourly.times(make_time(2015, 9, 13, 13), make_time(2015, 9, 13, 15)) ==
         std::vector<Time>{make_time(2015, 9, 13, 13), make_time(2015, 9, 13, 14)});
