@@ -59,7 +59,9 @@ Result<Time> parse_time(std::string_view text) {
   }
   const std::string_view zone = s.substr(pos);
   if (zone.empty()) return bad_time(text, "no time zone: times must be UTC (Z)");
-  if (zone != "Z" && zone != "z" && zone != "+00:00" && zone != "+0000" && zone != "-00:00") {
+  // " 00:00" is "+00:00" after form decoding turned the unencoded '+' of a query into a space.
+  if (zone != "Z" && zone != "z" && zone != "+00:00" && zone != "+0000" && zone != "-00:00" &&
+      zone != " 00:00") {
     return bad_time(text, fmt::format("time zone \"{}\" is not UTC", zone));
   }
   if (month < 1 || month > 12 || hour > 23 || minute > 59 || second > 59) {
