@@ -154,11 +154,11 @@ TEST_CASE("floor_seconds drops the milliseconds") {
 }
 
 }  // namespace
-}  // namespace celos
-
 TEST_CASE("parse_time accepts +00:00 whose plus sign a query string turned into a space") {
   auto t = parse_time("2015-09-13T13:40:00 00:00");
   REQUIRE(t.has_value());
   CHECK(*t == example());
   CHECK_FALSE(parse_time("2015-09-13T13:40:00 01:00").has_value());
 }
+
+}  // namespace celos
