@@ -2,6 +2,10 @@
 // API (SPEC §6) until SIGTERM/SIGINT. Everything with behaviour lives in libcelos.
 // GCC 12's -Wnull-dereference fires inside Boost.Asio's headers (see libcelos/src/web).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
+#if defined(__GNUC__) && !defined(__clang__)
+// Asio uses std::atomic_thread_fence, which GCC's -fsanitize=thread warns about (tsan preset).
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
 
 #include <cstdlib>
 #include <filesystem>

@@ -2,6 +2,10 @@
 
 // GCC 12's -Wnull-dereference fires inside Boost.Asio's headers (see http_server.cc).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
+#if defined(__GNUC__) && !defined(__clang__)
+// Asio uses std::atomic_thread_fence, which GCC's -fsanitize=thread warns about (tsan preset).
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
 
 #include <atomic>
 #include <chrono>
