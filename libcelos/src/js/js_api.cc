@@ -293,6 +293,11 @@ duk_ret_t import_defaults(duk_context* ctx) {
                                  name));
   }
   scope.imported_defaults.push_back(name);
+  if (scope.settings.defaults_dir.empty()) {
+    throw_error(ctx, fmt::format("celos.importDefaults: cannot import \"{}\": no defaults "
+                                 "directory is configured",
+                                 name));
+  }
   const std::string path = defaults_path(scope.settings.defaults_dir, name);
   std::ifstream in(path, std::ios::binary);
   if (!in) {

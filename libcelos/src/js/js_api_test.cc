@@ -452,6 +452,8 @@ TEST_CASE("importDefaults is also a global function and checks its argument") {
   CHECK(js_value("typeof importDefaults") == "\"function\"");
   CHECK_THAT(error_of("celos.importDefaults('../etc/passwd');"),
              Catch::Contains("celos.importDefaults: argument name \"../etc/passwd\""));
+  CHECK_THAT(error_of("importDefaults('common');"),
+             Catch::Contains("celos.importDefaults: cannot import \"common\": no defaults directory"));
   CHECK_THAT(error_of("importDefaults(3);"),
              Catch::Contains("celos.importDefaults: argument name must be a string"));
 }
