@@ -66,6 +66,7 @@ class Api {
   HttpServerResponse post_clear_cache(const HttpServerRequest& request) const;
   HttpServerResponse get_workflow_list(const HttpServerRequest& request) const;
   HttpServerResponse get_workflow_slots(const HttpServerRequest& request) const;
+  HttpServerResponse get_multi_workflow_slots(const HttpServerRequest& request) const;
   HttpServerResponse get_slot_state(const HttpServerRequest& request) const;
   HttpServerResponse get_trigger_status(const HttpServerRequest& request) const;
   HttpServerResponse post_rerun(const HttpServerRequest& request) const;

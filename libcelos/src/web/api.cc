@@ -142,6 +142,7 @@ const std::map<std::string, Route, std::less<>>& ApiRoutes::table() {
       {"/clear-cache", {"POST", &Api::post_clear_cache, true}},
       {"/workflow-list", {"GET", &Api::get_workflow_list, false}},
       {"/workflow-slots", {"GET", &Api::get_workflow_slots, false}},
+      {"/multi-workflow-slots", {"GET", &Api::get_multi_workflow_slots, false}},
       {"/slot-state", {"GET", &Api::get_slot_state, false}},
       {"/trigger-status", {"GET", &Api::get_trigger_status, false}},
       {"/rerun", {"POST", &Api::post_rerun, true}},
@@ -271,44 +272,104 @@ HttpServerResponse Api::get_workflow_list(const HttpServerRequest&) const {
   return json_response(json::object{{"ids", std::move(ids)}});
 }
 
-HttpServerResponse Api::get_workflow_slots(const HttpServerRequest& request) const {
-  auto id = required_param(request, "id");
-  if (!id) return error_response(id.error());
+namespace {
+
+// The [start, end) of /workflow-slots and /multi-workflow-slots: end defaults to now, start to
+// end - 7 days, and a longer range is refused.
+Result<std::pair<Time, Time>> slot_range(const HttpServerRequest& request, Time now) {
   auto start = optional_time_param(request, "start");
-  if (!start) return error_response(start.error());
+  if (!start) return tl::unexpected(start.error());
   auto end = optional_time_param(request, "end");
-  if (!end) return error_response(end.error());
-
-  const WorkflowConfigPtr config = scheduler_.config();
-  const Workflow* workflow = config->find(*id);
-  if (workflow == nullptr) return json_error(404, "unknown workflow: " + *id);
-
-  const Time to = end->value_or(now());
+  if (!end) return tl::unexpected(end.error());
+  const Time to = end->value_or(now);
   const Time from = start->value_or(to - kSlidingWindow);
-  if (from > to) return json_error(400, "parameter start: must not be after end");
+  if (from > to) return fail("parameter start: must not be after end", ErrorCode::kInvalid);
   if (to - from > kSlidingWindow) {
-    return json_error(400, "parameters start and end: at most 7 days per request");
+    return fail("parameters start and end: at most 7 days per request", ErrorCode::kInvalid);
   }
-  auto slots = scheduler_.workflow_slots(*id, from, to);
-  if (!slots) return error_response(slots.error());
-  auto paused = scheduler_.is_paused(*id);
-  if (!paused) return error_response(paused.error());
+  return std::make_pair(from, to);
+}
 
+// {"info":{...},"paused":b,"slots":[...]} of one workflow, or the error that kept it from
+// being read (as a Result, for /workflow-slots to answer with the right status).
+Result<void> append_workflow_slots(std::string& body, Scheduler& scheduler,
+                                   const Workflow& workflow, std::pair<Time, Time> range) {
+  auto slots = scheduler.workflow_slots(workflow.id, range.first, range.second);
+  if (!slots) return tl::unexpected(slots.error());
+  auto paused = scheduler.is_paused(workflow.id);
+  if (!paused) return tl::unexpected(paused.error());
   json::array contacts;
-  for (const auto& c : workflow->contacts) {
+  for (const auto& c : workflow.contacts) {
     contacts.push_back(json::object{{"name", c.name}, {"email", c.email}});
   }
-  json::object info{{"url", workflow->url ? json::value(*workflow->url) : json::value(nullptr)},
+  json::object info{{"url", workflow.url ? json::value(*workflow.url) : json::value(nullptr)},
                     {"contacts", std::move(contacts)}};
-  HttpServerResponse response;
-  std::string& body = response.body;
-  body.reserve(200 + slots->size() * 100);
-  body += R"({"info":)";
+  body.reserve(body.size() + 200 + slots->size() * 100);
+  body += R"("info":)";
   body += json::serialize(info);
   body += *paused ? R"(,"paused":true,"slots":[)" : R"(,"paused":false,"slots":[)";
   for (std::size_t i = 0; i < slots->size(); ++i) {
     if (i > 0) body += ',';
     append_slot(body, (*slots)[i]);
+  }
+  body += ']';
+  return {};
+}
+
+}  // namespace
+
+HttpServerResponse Api::get_workflow_slots(const HttpServerRequest& request) const {
+  auto id = required_param(request, "id");
+  if (!id) return error_response(id.error());
+  auto range = slot_range(request, now());
+  if (!range) return error_response(range.error());
+  const WorkflowConfigPtr config = scheduler_.config();
+  const Workflow* workflow = config->find(*id);
+  if (workflow == nullptr) return json_error(404, "unknown workflow: " + *id);
+  HttpServerResponse response;
+  response.body = "{";
+  if (auto ok = append_workflow_slots(response.body, scheduler_, *workflow, *range); !ok) {
+    return error_response(ok.error());
+  }
+  response.body += '}';
+  return response;
+}
+
+HttpServerResponse Api::get_multi_workflow_slots(const HttpServerRequest& request) const {
+  auto range = slot_range(request, now());
+  if (!range) return error_response(range.error());
+  const WorkflowConfigPtr config = scheduler_.config();
+  std::vector<const Workflow*> workflows;
+  if (const std::string* ids = query_param(request, "ids"); ids != nullptr && !ids->empty()) {
+    std::string_view rest = *ids;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      const std::string id(rest.substr(0, comma));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      if (id.empty()) continue;
+      const Workflow* workflow = config->find(id);
+      if (workflow == nullptr) return json_error(404, "unknown workflow: " + id);
+      workflows.push_back(workflow);
+    }
+  } else {
+    for (const auto& [id, workflow] : config->workflows) workflows.push_back(&workflow);
+  }
+  HttpServerResponse response;
+  std::string& body = response.body;
+  body = R"({"workflows":[)";
+  for (std::size_t i = 0; i < workflows.size(); ++i) {
+    if (i > 0) body += ',';
+    body += R"({"id":)";
+    body += json::serialize(json::string_view(workflows[i]->id));
+    body += ',';
+    const std::size_t mark = body.size();
+    if (auto ok = append_workflow_slots(body, scheduler_, *workflows[i], *range); !ok) {
+      // One unreadable workflow must not blank the others: it carries its own error.
+      body.resize(mark);
+      body += R"("info":{"url":null,"contacts":[]},"paused":false,"slots":[],"error":)";
+      body += json::serialize(json::string_view(ok.error().message));
+    }
+    body += '}';
   }
   body += "]}";
   return response;

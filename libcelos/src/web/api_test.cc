@@ -120,6 +120,40 @@ TEST_CASE("workflow-slots shows the workflow's info and no slot before its start
   CHECK(body.at("info").at("contacts").at(0).at("email").as_string() == "ann@example.com");
 }
 
+TEST_CASE("multi-workflow-slots answers every workflow in one response sorted by id") {
+  World w;
+  const auto body = w.call_json(
+      "GET", "/multi-workflow-slots?start=2015-09-13T00:00Z&end=2015-09-13T12:30Z");
+  const auto& workflows = body.at("workflows").as_array();
+  REQUIRE(workflows.size() == 2);
+  CHECK(workflows[0].at("id").as_string() == "beta");
+  CHECK(workflows[0].at("slots").as_array().size() == 3);  // startTime 10:00
+  CHECK(workflows[0].at("info").at("url").as_string() == "http://example.com/beta");
+  CHECK(workflows[1].at("id").as_string() == "wordcount");
+  CHECK(workflows[1].at("slots").as_array().size() == 13);
+  CHECK(workflows[1].at("slots").at(0).at("time").as_string() == "2015-09-13T12:00:00.000Z");
+  CHECK(workflows[1].at("paused").as_bool() == false);
+}
+
+TEST_CASE("multi-workflow-slots takes a list of ids and refuses an unknown one") {
+  World w;
+  const auto body = w.call_json("GET", "/multi-workflow-slots?ids=wordcount");
+  REQUIRE(body.at("workflows").as_array().size() == 1);
+  CHECK(body.at("workflows").at(0).at("slots").as_array().size() == 168);
+  CHECK(w.call("GET", "/multi-workflow-slots?ids=wordcount,nope").status == 404);
+  CHECK(w.call("GET", "/multi-workflow-slots?start=2015-09-01T00:00Z").status == 400);
+}
+
+TEST_CASE("multi-workflow-slots reports an unreadable workflow in its own entry") {
+  World w;
+  celos::testing::write_text_file(w.dir / "db/state/beta/2015-09-13/11:00:00.000Z", "{broken");
+  const auto body = w.call_json("GET", "/multi-workflow-slots");
+  const auto& beta = body.at("workflows").at(0);
+  CHECK(beta.at("id").as_string() == "beta");
+  CHECK(std::string(beta.at("error").as_string()).find("11:00:00.000Z") != std::string::npos);
+  CHECK(body.at("workflows").at(1).at("slots").as_array().size() == 168);
+}
+
 TEST_CASE("workflow-slots refuses a range longer than 7 days or an end before the start") {
   World w;
   auto too_long = w.call("GET", "/workflow-slots?id=wordcount&start=2015-09-01T00:00Z");
