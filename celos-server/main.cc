@@ -17,12 +17,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
-#include <spdlog/sinks/daily_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
 #include "celos/hadoop.h"
+#include "celos/logging.h"
 #include "celos/http_client.h"
 #include "celos/http_server.h"
 #include "celos/scheduler.h"
@@ -53,8 +53,7 @@ void ensure_dir(const std::string& what, const std::string& path) {
 }
 
 void setup_logging(const std::string& logs_dir) {
-  auto file = std::make_shared<spdlog::sinks::daily_file_sink_mt>(logs_dir + "/celos.log", 0, 0,
-                                                                   false, 30);
+  auto file = celos::make_daily_log_sink(logs_dir);
   auto console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>("celos", spdlog::sinks_init_list{file, console});
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);

@@ -38,9 +38,9 @@ STORY_TIME = "2015-09-13T01:30Z"
 
 
 def read_logs(server):
-    """The text of the server's daily log files (celos_<yyyy-mm-dd>.log)."""
+    """The text of the server's log files (celos.log and any rolled celos.log.<yyyy-mm-dd>)."""
     text = ""
-    for path in sorted(glob.glob(os.path.join(server.logs, "celos*.log"))):
+    for path in sorted(glob.glob(os.path.join(server.logs, "celos.log*"))):
         with open(path) as f:
             text += f.read()
     return text

@@ -1,0 +1,95 @@
+// spdlog's own daily sink names today's file after the date too, which breaks `tail -f` at
+// midnight and the manual's "celos.log"; this one keeps celos.log and renames at the roll.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include <spdlog/details/file_helper.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include "celos/logging.h"
+
+namespace celos {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+Time system_now() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+}
+
+class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  DailyLogSink(std::string directory, int keep_days, std::function<Time()> clock)
+      : directory_(std::move(directory)),
+        path_(directory_ + "/celos.log"),
+        keep_days_(keep_days),
+        clock_(clock ? std::move(clock) : system_now) {
+    const std::string today = format_day(clock_());
+    // A celos.log from an earlier day is that day's file: roll it before appending.
+    struct stat st;
+    if (::stat(path_.c_str(), &st) == 0) {
+      const Time modified{std::chrono::seconds(st.st_mtim.tv_sec)};
+      if (format_day(modified) != today) roll(format_day(modified));
+    }
+    day_ = today;
+    file_.open(path_, false);
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const std::string today = format_day(clock_());
+    if (today != day_) {
+      file_.close();
+      roll(day_);
+      day_ = today;
+      file_.open(path_, false);
+    }
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    file_.write(formatted);
+  }
+
+  void flush_() override { file_.flush(); }
+
+ private:
+  void roll(const std::string& day) {
+    std::error_code ec;
+    stdfs::rename(path_, path_ + "." + day, ec);  // on failure keep appending: never lose lines
+    prune();
+  }
+
+  void prune() {
+    std::vector<std::string> rolled;
+    std::error_code ec;
+    for (const auto& entry : stdfs::directory_iterator(directory_, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("celos.log.", 0) == 0) rolled.push_back(name);
+    }
+    if (static_cast<int>(rolled.size()) <= keep_days_) return;
+    std::sort(rolled.begin(), rolled.end());  // yyyy-mm-dd sorts by date
+    for (std::size_t i = 0; i + keep_days_ < rolled.size(); ++i) {
+      stdfs::remove(directory_ + "/" + rolled[i], ec);
+    }
+  }
+
+  std::string directory_;
+  std::string path_;
+  int keep_days_;
+  std::function<Time()> clock_;
+  std::string day_;
+  spdlog::details::file_helper file_;
+};
+
+}  // namespace
+
+std::shared_ptr<spdlog::sinks::sink> make_daily_log_sink(std::string directory, int keep_days,
+                                                         std::function<Time()> clock) {
+  return std::make_shared<DailyLogSink>(std::move(directory), keep_days, std::move(clock));
+}
+
+}  // namespace celos
