@@ -39,10 +39,11 @@ std::string parent_of(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-Result<void> fsync_path(const std::string& path) {
+// fsync() of one file or directory, or syncfs() of the whole file system it is on.
+Result<void> sync_path(const std::string& path, bool whole_file_system = false) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return io_error("cannot open for sync", path, errno);
-  const int rc = ::fsync(fd);
+  const int rc = whole_file_system ? ::syncfs(fd) : ::fsync(fd);
   const int err = errno;
   ::close(fd);
   if (rc != 0) return io_error("cannot sync", path, err);
@@ -128,7 +129,7 @@ class LocalFileSystem final : public FileSystem {
       }
     }
     if (batch) {
-      if (auto synced = sync_file_system(temps.front()); !synced) {
+      if (auto synced = sync_path(temps.front(), /*whole_file_system=*/true); !synced) {
         cleanup(0);
         return synced;
       }
@@ -140,9 +141,9 @@ class LocalFileSystem final : public FileSystem {
         return io_error("cannot rename into place", files[i].path, err);
       }
     }
-    if (batch) return sync_file_system(files.front().path);
+    if (batch) return sync_path(files.front().path, /*whole_file_system=*/true);
     for (const std::string& dir : directories) {
-      if (auto synced = fsync_path(dir); !synced) return synced;
+      if (auto synced = sync_path(dir); !synced) return synced;
     }
     return {};
   }
@@ -161,7 +162,7 @@ class LocalFileSystem final : public FileSystem {
       return fail(fmt::format("cannot rename {} to {}: {}", from, to, errno_text(errno)),
                   errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kFailed);
     }
-    return fsync_path(parent_of(to));
+    return sync_path(parent_of(to));
   }
 
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
@@ -194,17 +195,7 @@ class LocalFileSystem final : public FileSystem {
     stdfs::create_directories(path, ec);
     if (ec) return fail(fmt::format("cannot create directory {}: {}", path, ec.message()));
     // A new directory entry is durable once its parent is synced.
-    return sync ? fsync_path(parent_of(path)) : Result<void>{};
-  }
-
-  static Result<void> sync_file_system(const std::string& any_path) {
-    const int fd = ::open(any_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return io_error("cannot open for sync", any_path, errno);
-    const int rc = ::syncfs(fd);
-    const int err = errno;
-    ::close(fd);
-    if (rc != 0) return io_error("cannot sync the file system of", any_path, err);
-    return {};
+    return sync ? sync_path(parent_of(path)) : Result<void>{};
   }
 
   std::atomic<unsigned long> counter_{0};

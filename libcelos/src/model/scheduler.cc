@@ -54,6 +54,12 @@ class StepTriggerContext final : public TriggerContext {
   std::map<std::pair<std::string, Time>, bool> succeeded_;
 };
 
+Result<const Workflow*> find_workflow(const WorkflowConfig& config, const std::string& id) {
+  const Workflow* wf = config.find(id);
+  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", id), ErrorCode::kNotFound);
+  return wf;
+}
+
 void log_change(const SlotState& from, const SlotState& to) {
   spdlog::info("slot {}: {} -> {}{}", to_string(to.id), to_string(from.status),
                to_string(to.status),
@@ -256,11 +262,11 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
 
 Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,
                                              const std::string& workflow, Time slot_time) {
-  const Workflow* wf = config.find(workflow);
-  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
-  auto is_slot = is_slot_time(*wf->schedule, slot_time, config.schedule_context());
+  auto wf = find_workflow(config, workflow);
+  if (!wf) return wf;
+  auto is_slot = is_slot_time(*(*wf)->schedule, slot_time, config.schedule_context());
   if (!is_slot) return tl::unexpected(is_slot.error());
-  if (!*is_slot || slot_time < wf->start_time) {
+  if (!*is_slot || slot_time < (*wf)->start_time) {
     return fail(fmt::format("{} is not a slot of workflow \"{}\"", format_time(slot_time), workflow),
                 ErrorCode::kNotFound);
   }
@@ -306,9 +312,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
 }
 
 Result<void> Scheduler::pause(const std::string& workflow, bool paused) {
-  if (!config()->find(workflow)) {
-    return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
-  }
+  if (auto wf = find_workflow(*config(), workflow); !wf) return tl::unexpected(wf.error());
   auto done = db_.set_paused(workflow, paused);
   if (done) spdlog::info("workflow {} {}", workflow, paused ? "paused" : "unpaused");
   return done;
@@ -319,11 +323,11 @@ Result<bool> Scheduler::is_paused(const std::string& workflow) { return db_.is_p
 Result<std::vector<SlotState>> Scheduler::workflow_slots(const std::string& workflow, Time start,
                                                          Time end) {
   auto config = this->config();
-  const Workflow* wf = config->find(workflow);
-  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
-  start = std::max(start, wf->start_time);
+  auto wf = find_workflow(*config, workflow);
+  if (!wf) return tl::unexpected(wf.error());
+  start = std::max(start, (*wf)->start_time);
   if (end <= start) return std::vector<SlotState>{};
-  auto times = wf->schedule->times(start, end, config->schedule_context());
+  auto times = (*wf)->schedule->times(start, end, config->schedule_context());
   if (!times) return tl::unexpected(times.error());
   auto stored = db_.get_slots(workflow, start, end);
   if (!stored) return tl::unexpected(stored.error());
@@ -339,9 +343,7 @@ Result<std::vector<SlotState>> Scheduler::workflow_slots(const std::string& work
 }
 
 Result<SlotState> Scheduler::slot_state(const std::string& workflow, Time slot_time) {
-  if (!config()->find(workflow)) {
-    return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
-  }
+  if (auto wf = find_workflow(*config(), workflow); !wf) return tl::unexpected(wf.error());
   auto stored = db_.get_slot(SlotId{workflow, slot_time});
   if (!stored) return tl::unexpected(stored.error());
   if (!stored->has_value()) {
@@ -354,10 +356,10 @@ Result<SlotState> Scheduler::slot_state(const std::string& workflow, Time slot_t
 Result<TriggerStatus> Scheduler::trigger_status(const std::string& workflow, Time slot_time,
                                                 Time now) {
   auto config = this->config();
-  const Workflow* wf = config->find(workflow);
-  if (!wf) return fail(fmt::format("unknown workflow \"{}\"", workflow), ErrorCode::kNotFound);
+  auto wf = find_workflow(*config, workflow);
+  if (!wf) return tl::unexpected(wf.error());
   StepTriggerContext context(now, db_, file_systems_);
-  return wf->trigger->evaluate(slot_time, context);
+  return (*wf)->trigger->evaluate(slot_time, context);
 }
 
 }  // namespace celos
