@@ -73,13 +73,31 @@ class WorkflowStep {
                StateDatabase& db, StepTriggerContext& triggers, StepReport& report)
       : wf_(workflow), config_(config), now_(now), db_(db), triggers_(triggers), report_(report) {}
 
-  // Returns the slot states to write at the end of the step.
-  Result<std::vector<SlotState>> run() {
+  // Phase 1: load the slots and submit the strategy's picks. Returns the picks as RUNNING, to
+  // be recorded (for all workflows at once) before they are started.
+  Result<std::vector<SlotState>> load_and_submit() {
     auto slots = load_slots();
     if (!slots) return tl::unexpected(slots.error());
-    if (auto submitted = submit_picks(*slots); !submitted) return tl::unexpected(submitted.error());
+    slots_ = std::move(*slots);
+    return submit_picks();
+  }
+
+  // Phase 2, once the RUNNING records are durable: start the submitted jobs.
+  void start(const std::vector<SlotState>& running) {
+    for (const SlotState& slot : running) {
+      ++report_.submitted;
+      if (auto started = wf_.service->start(slot.id, *slot.external_id); !started) {
+        // The status query of the next steps tells what became of it.
+        error(fmt::format("starting slot {} ({}) failed: {}", format_time(slot.id.time),
+                          *slot.external_id, started.error().message));
+      }
+    }
+  }
+
+  // Phase 3: advance every slot loaded in phase 1; returns the changes to write.
+  std::vector<SlotState> advance_all() {
     std::vector<SlotState> changes;
-    for (const SlotState& slot : *slots) {
+    for (const SlotState& slot : slots_) {
       if (auto next = advance(slot); next && *next != slot) {
         log_change(slot, *next);
         changes.push_back(std::move(*next));
@@ -121,10 +139,10 @@ class WorkflowStep {
     return out;
   }
 
-  // SPEC §4 step 3: submit, record RUNNING with the external id, then start.
-  Result<void> submit_picks(const std::vector<SlotState>& slots) {
+  // SPEC §4 step 3: submit; the caller records RUNNING with the external id, then starts.
+  Result<std::vector<SlotState>> submit_picks() {
     std::vector<SlotState> running;
-    for (const SlotState& pick : wf_.strategy->pick(slots)) {
+    for (const SlotState& pick : wf_.strategy->pick(slots_)) {
       auto external_id = wf_.service->submit(pick.id);
       if (!external_id) {
         error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
@@ -136,18 +154,7 @@ class WorkflowStep {
       log_change(pick, *next);
       running.push_back(std::move(*next));
     }
-    if (running.empty()) return {};
-    if (auto written = db_.put_slots(running); !written) return written;
-    report_.changed += static_cast<int>(running.size());
-    for (const SlotState& slot : running) {
-      ++report_.submitted;
-      if (auto started = wf_.service->start(slot.id, *slot.external_id); !started) {
-        // The status query of the next steps tells what became of it.
-        error(fmt::format("starting slot {} ({}) failed: {}", format_time(slot.id.time),
-                          *slot.external_id, started.error().message));
-      }
-    }
-    return {};
+    return running;
   }
 
   // SPEC §4 step 4 for one slot loaded at the start of the step.
@@ -188,6 +195,7 @@ class WorkflowStep {
 
   const Workflow& wf_;
   const WorkflowConfig& config_;
+  std::vector<SlotState> slots_;  // loaded in phase 1
   Time now_;
   StateDatabase& db_;
   StepTriggerContext& triggers_;
@@ -228,24 +236,66 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   spdlog::info("step at {} started ({} workflows loaded, {} load errors)", format_time(now),
                config->workflows.size(), config->errors.size());
   StepTriggerContext triggers(now, db_, file_systems_);
-  std::vector<SlotState> changes;
-  for (const auto& [id, workflow] : config->workflows) {
-    if (ids && !ids->count(id)) continue;
-    // Each workflow is its own failure domain: an error or even a bug in one never stops the
-    // others (SPEC §4 step 2).
+
+  // Each workflow is its own failure domain: an error or even a bug in one never stops the
+  // others (SPEC §4 step 2).
+  auto isolated = [&report](const std::string& id, auto&& body) {
     try {
-      auto paused = db_.is_paused(id);
-      if (!paused) throw std::runtime_error(paused.error().message);
-      if (*paused) continue;
-      ++report.workflows;
-      auto workflow_changes = WorkflowStep(workflow, *config, now, db_, triggers, report).run();
-      if (!workflow_changes) throw std::runtime_error(workflow_changes.error().message);
-      changes.insert(changes.end(), std::make_move_iterator(workflow_changes->begin()),
-                     std::make_move_iterator(workflow_changes->end()));
+      body();
     } catch (const std::exception& e) {
       spdlog::error("workflow {}: step failed: {}", id, e.what());
       report.errors.push_back(fmt::format("{}: {}", id, e.what()));
     }
+  };
+  auto or_throw = [](auto result) {
+    if (!result) throw std::runtime_error(result.error().message);
+    return std::move(*result);
+  };
+
+  // Phase 1: load and submit, workflow by workflow.
+  struct Stepping {
+    const Workflow* workflow;
+    std::unique_ptr<WorkflowStep> step;
+    std::vector<SlotState> running;
+  };
+  std::vector<Stepping> stepping;
+  for (const auto& [id, workflow] : config->workflows) {
+    if (ids && !ids->count(id)) continue;
+    isolated(id, [&] {
+      if (or_throw(db_.is_paused(id))) return;
+      ++report.workflows;
+      auto step = std::make_unique<WorkflowStep>(workflow, *config, now, db_, triggers, report);
+      auto running = or_throw(step->load_and_submit());
+      stepping.push_back({&workflow, std::move(step), std::move(running)});
+    });
+  }
+
+  // Phase 2: record every submitted slot as RUNNING in one durable write (not one fsync per
+  // workflow: at the top of the hour every hourly workflow submits), then start them. If the
+  // record cannot be written, nothing is started: an unstarted job is harmless, a started job
+  // that the database does not know about is not.
+  std::vector<SlotState> running;
+  for (const Stepping& s : stepping) running.insert(running.end(), s.running.begin(), s.running.end());
+  if (auto written = db_.put_slots(running); !written) {
+    for (const Stepping& s : stepping) {
+      if (s.running.empty()) continue;
+      spdlog::error("workflow {}: recording {} submitted slots failed, not starting them: {}",
+                    s.workflow->id, s.running.size(), written.error().message);
+      report.errors.push_back(fmt::format("{}: {}", s.workflow->id, written.error().message));
+    }
+  } else {
+    report.changed += static_cast<int>(running.size());
+    for (Stepping& s : stepping) isolated(s.workflow->id, [&] { s.step->start(s.running); });
+  }
+
+  // Phase 3: advance every loaded slot; all changes are written as one group.
+  std::vector<SlotState> changes;
+  for (Stepping& s : stepping) {
+    isolated(s.workflow->id, [&] {
+      auto workflow_changes = s.step->advance_all();
+      changes.insert(changes.end(), std::make_move_iterator(workflow_changes.begin()),
+                     std::make_move_iterator(workflow_changes.end()));
+    });
   }
   if (auto written = db_.put_slots(changes); !written) {
     spdlog::error("writing {} slot states failed: {}", changes.size(), written.error().message);

@@ -349,3 +349,22 @@ TEST_CASE("a failure at any file write never leaves a torn or lost state") {
     }
   }
 }
+
+TEST_CASE("submitted slots whose RUNNING record cannot be written are not started") {
+  World w;
+  w.add("a");
+  w.add("b");
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);  // both READY
+  w.db_fs->fail_at_write(1);
+  auto report = w.scheduler.step(now);
+  CHECK(report.errors.size() == 2);
+  CHECK(w.service->submitted.size() == 2);
+  CHECK(w.service->started.empty());
+  CHECK(w.status("a", kStart) == SlotStatus::kReady);
+  CHECK(w.status("b", kStart) == SlotStatus::kReady);
+  w.db_fs->fail_at_write(0);
+  w.scheduler.step(now);
+  CHECK(w.service->started == std::vector<std::string>{"job-3", "job-4"});
+  CHECK(w.status("a", kStart) == SlotStatus::kRunning);
+}
