@@ -27,6 +27,7 @@
 #include "celos/http_server.h"
 #include "celos/scheduler.h"
 #include "celos/state_db.h"
+#include "celos/version.h"
 #include "celos/workflow_loader.h"
 
 namespace po = boost::program_options;

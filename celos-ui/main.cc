@@ -15,6 +15,7 @@
 #include "celos/http_client.h"
 #include "celos/http_server.h"
 #include "celos/ui.h"
+#include "celos/version.h"
 
 namespace po = boost::program_options;
 

@@ -30,6 +30,7 @@
 #include "celos/http_server.h"
 #include "celos/scheduler.h"
 #include "celos/time.h"
+#include "celos/version.h"
 
 namespace celos {
 
