@@ -12,6 +12,8 @@ import sys
 import tempfile
 import time
 import unittest
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e_util import free_port  # noqa: E402 (test/e2e_util.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CELOS_CI = os.environ.get("CELOS_CI", os.path.join(HERE, "../../build/dev/celos-ci/celos-ci"))
@@ -24,12 +26,6 @@ LOCAL_CORE_SITE = """<?xml version="1.0"?>
   <property><name>fs.defaultFS</name><value>file:///</value></property>
 </configuration>
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def keygen(path):

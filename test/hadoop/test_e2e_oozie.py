@@ -6,14 +6,16 @@ explicit times (SPEC §4, §7.1, §7.3)."""
 import json
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 import urllib.parse
 
 from fake_process import FakeServer, request
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e_util import free_port  # noqa: E402 (test/e2e_util.py)
 
 SERVER = os.environ.get("CELOS_SERVER", "")
 
@@ -80,12 +82,6 @@ HDFS_SITE = """<?xml version="1.0"?>
 SLOT_20 = "2015-09-12T20:00:00.000Z"
 SLOT_21 = "2015-09-12T21:00:00.000Z"
 NOW = "2015-09-12T21:30Z"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @unittest.skipUnless(SERVER and os.path.exists(SERVER), "celos-server is not built")

@@ -8,35 +8,20 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
-import time
 import unittest
 import urllib.error
 import urllib.request
 from datetime import datetime, timedelta, timezone
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e_util import free_port, poll  # noqa: E402 (test/e2e_util.py)
 
 SOURCE = os.environ.get("CELOS_SOURCE_DIR",
                         os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
 SCRIPT = os.path.join(SOURCE, "scripts", "quickstart.sh")
 WORKFLOWS = ["wordcount-nyc", "wordcount-lax", "wordcount-total"]
 HOURS = 3
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def poll(predicate, what, timeout=90.0, interval=0.2):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(interval)
 
 
 def get(url, timeout=5):
@@ -88,7 +73,7 @@ class Quickstart:
                 raise AssertionError("quickstart exited with %d:\n%s"
                                      % (self.process.returncode, self.output()))
             return "Ctrl-C stops both" in self.output()
-        poll(up, "the quickstart to print its URLs")
+        poll(up, "the quickstart to print its URLs", timeout=90, interval=0.2)
 
     def start_time(self):
         with open(os.path.join(self.home, "defaults", "quickstart.js")) as f:
@@ -156,7 +141,8 @@ class QuickstartTest(unittest.TestCase):
 
         start = run.start_time()
         times = [start + timedelta(hours=i) for i in range(HOURS)]
-        poll(lambda: self.all_succeeded(run, times), "every sample slot to reach SUCCESS")
+        poll(lambda: self.all_succeeded(run, times), "every sample slot to reach SUCCESS",
+             timeout=90, interval=0.2)
 
         # Bucket i repeats the sample lines i % 3 + 1 times; "the" is three times in them.
         for i, t in enumerate(times):

@@ -4,16 +4,17 @@ import html.parser
 import json
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
-import time
 import unittest
 import urllib.error
 import urllib.parse
 import urllib.request
 
 from browser import Browser, dump_dom
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from e2e_util import free_port, poll  # noqa: E402 (test/e2e_util.py)
 
 SERVER = os.environ.get("CELOS_SERVER", "")
 UI = os.environ.get("CELOS_UI", "")
@@ -45,12 +46,6 @@ WORKFLOWS = {
 CONFIG = {"groups": [{"name": "Main", "workflows": ["wf-success", "wf-fail", "ghost-workflow"]}]}
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def request(method, url, timeout=30):
     """(status, body text); HTTP errors are answers too."""
     req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
@@ -59,19 +54,6 @@ def request(method, url, timeout=30):
             return r.status, r.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-
-
-def poll(fn, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = fn()
-            if value:
-                return value
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def start_server(root, port):

@@ -1,0 +1,30 @@
+"""Helpers shared by the end-to-end tests (standard library only)."""
+import socket
+import time
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def poll(predicate, what, timeout=30.0, interval=0.05):
+    """Calls predicate() until it returns something truthy and returns that; fails after
+    `timeout` seconds. An OSError (connection refused while a server starts) counts as "not
+    yet" and is named in the failure if it was the last answer."""
+    deadline = time.monotonic() + timeout
+    last_error = None
+    while True:
+        try:
+            value = predicate()
+            if value:
+                return value
+            last_error = None
+        except OSError as e:
+            last_error = e
+        if time.monotonic() > deadline:
+            detail = " (last error: %s)" % last_error if last_error else ""
+            raise AssertionError("timed out waiting for " + what + detail)
+        time.sleep(interval)
