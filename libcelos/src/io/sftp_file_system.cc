@@ -120,38 +120,31 @@ struct HostKey {
   std::string type_name;
 };
 
+// libssh2's host key type -> its known_hosts key type and the OpenSSH name.
+struct HostKeyKind {
+  int hostkey_type;
+  int knownhost_type;
+  const char* name;
+};
+constexpr HostKeyKind kHostKeyKinds[] = {
+    {LIBSSH2_HOSTKEY_TYPE_RSA, LIBSSH2_KNOWNHOST_KEY_SSHRSA, "ssh-rsa"},
+    {LIBSSH2_HOSTKEY_TYPE_DSS, LIBSSH2_KNOWNHOST_KEY_SSHDSS, "ssh-dss"},
+    {LIBSSH2_HOSTKEY_TYPE_ECDSA_256, LIBSSH2_KNOWNHOST_KEY_ECDSA_256, "ecdsa-sha2-nistp256"},
+    {LIBSSH2_HOSTKEY_TYPE_ECDSA_384, LIBSSH2_KNOWNHOST_KEY_ECDSA_384, "ecdsa-sha2-nistp384"},
+    {LIBSSH2_HOSTKEY_TYPE_ECDSA_521, LIBSSH2_KNOWNHOST_KEY_ECDSA_521, "ecdsa-sha2-nistp521"},
+    {LIBSSH2_HOSTKEY_TYPE_ED25519, LIBSSH2_KNOWNHOST_KEY_ED25519, "ssh-ed25519"},
+};
+
 HostKey host_key_of(LIBSSH2_SESSION* session) {
   HostKey key;
   int type = LIBSSH2_HOSTKEY_TYPE_UNKNOWN;
   key.data = libssh2_session_hostkey(session, &key.size, &type);
-  switch (type) {
-    case LIBSSH2_HOSTKEY_TYPE_RSA:
-      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_SSHRSA;
-      key.type_name = "ssh-rsa";
-      break;
-    case LIBSSH2_HOSTKEY_TYPE_DSS:
-      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_SSHDSS;
-      key.type_name = "ssh-dss";
-      break;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
-      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
-      key.type_name = "ecdsa-sha2-nistp256";
-      break;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
-      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
-      key.type_name = "ecdsa-sha2-nistp384";
-      break;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
-      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
-      key.type_name = "ecdsa-sha2-nistp521";
-      break;
-    case LIBSSH2_HOSTKEY_TYPE_ED25519:
-      key.knownhost_type = LIBSSH2_KNOWNHOST_KEY_ED25519;
-      key.type_name = "ssh-ed25519";
-      break;
-    default:
-      key.type_name = "unknown";
-      break;
+  key.type_name = "unknown";
+  for (const HostKeyKind& kind : kHostKeyKinds) {
+    if (kind.hostkey_type == type) {
+      key.knownhost_type = kind.knownhost_type;
+      key.type_name = kind.name;
+    }
   }
   return key;
 }
