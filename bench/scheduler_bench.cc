@@ -30,6 +30,7 @@ class NullService final : public ExternalService {
   }
   Result<void> kill(const SlotId&, const std::string&) override { return {}; }
   std::string describe() const override { return "null"; }
+  std::string_view kind() const override { return "command"; }
 };
 
 // Picks nothing, so that the steady step changes nothing (submitting would measure the service).

@@ -3,11 +3,19 @@
 // The scheduler step calls submit() then start() for a slot it picks, and status() on every
 // step while the slot is RUNNING. A failure to reach the service is an Error: the slot keeps
 // its state and the step goes on with the other workflows. Calls for one workflow come from one
-// thread at a time (steps and mutations are serialized by the caller).
+// thread at a time (steps and mutations are serialized by the caller); calls for different
+// workflows may overlap (SPEC §10), so implementations are thread-safe.
+//
+// A submit that the service *refuses* (an HTTP 4xx from Oozie, sbatch exiting non-zero) is an
+// Error with ErrorCode::kInvalid: a failed attempt of the slot (retries apply). An unreachable
+// service or a timeout is ErrorCode::kFailed: the slot stays READY (SPEC §16).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "celos/error.h"
 #include "celos/slot.h"
@@ -30,6 +38,25 @@ class ExternalService {
   [[nodiscard]] virtual Result<void> kill(const SlotId& slot, const std::string& external_id) = 0;
   // `oozie http://host:11000/oozie`, `command "wc -l ..."`: for messages and the API.
   virtual std::string describe() const = 0;
+  // The metric label of SPEC §16: "oozie", "command" or "slurm".
+  virtual std::string_view kind() const = 0;
+
+  // One job of a batch call: the slot and its external id.
+  struct Job {
+    SlotId slot;
+    std::string external_id;
+  };
+  // The status of many jobs of this service in as few calls as the protocol allows (Oozie's job
+  // list, one squeue). The answer has an entry per external id: a job the batch call could not
+  // answer for carries its own Error. The default asks status() once per job.
+  [[nodiscard]] virtual std::map<std::string, Result<ExternalStatus>> status_many(
+      const std::vector<Job>& jobs);
+  // Starts many submitted jobs (Slurm: one `scontrol release`). Entries as for status_many().
+  // The default calls start() once per job.
+  [[nodiscard]] virtual std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs);
+  // Services whose jobs are best asked about together (status_many is one call, not a loop)
+  // say so, and the step gives them all their RUNNING slots at once.
+  virtual bool batches_status() const { return false; }
 };
 
 using ExternalServicePtr = std::shared_ptr<ExternalService>;

@@ -37,6 +37,25 @@ struct StepReport {
   std::chrono::milliseconds duration{0};
 };
 
+// One stored change of a slot's state, as listeners see it after the write is durable.
+struct SlotChange {
+  std::optional<SlotState> from;  // nothing when no state was stored before
+  SlotState to;
+  Time at{};       // the step's `now`, or the time of the API request
+  std::string by;  // "step", or "api:<token name or anonymous>@<client address>"
+};
+
+// Learns about committed changes (metrics, slot history, notifications, lineage), as Ninja's
+// Builder reports to Status. Called on the thread that committed, after the write is durable;
+// implementations must be quick (queue slow work) and must not call back into the scheduler.
+class SchedulerListener {
+ public:
+  virtual ~SchedulerListener() = default;
+  virtual void on_slot_changes(const std::vector<SlotChange>& changes) = 0;
+  // At the end of every step, with its summary.
+  virtual void on_step(const StepReport& /*report*/) {}
+};
+
 class Scheduler {
  public:
   // All three must outlive the scheduler.
@@ -44,6 +63,10 @@ class Scheduler {
 
   // One step at `now` for all workflows, or only those in `ids`.
   StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt);
+
+  // Adds a listener (not owned; must outlive the scheduler). Not thread-safe: call before the
+  // first step.
+  void add_listener(SchedulerListener& listener);
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -74,12 +97,14 @@ class Scheduler {
   [[nodiscard]] Result<const Workflow*> find_slot(const WorkflowConfig& config,
                                                   const std::string& workflow, Time slot_time);
   void set_config(WorkflowConfigPtr config);
+  void notify(const std::vector<SlotChange>& changes);
 
   WorkflowSource& source_;
   StateDatabase& db_;
   FileSystemResolver& file_systems_;
   std::mutex config_mutex_;
   WorkflowConfigPtr config_;
+  std::vector<SchedulerListener*> listeners_;
 };
 
 }  // namespace celos

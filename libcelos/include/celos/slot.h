@@ -5,8 +5,10 @@
 // ErrorCode::kInvalid (the HTTP layer answers 400 and nothing changes).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "celos/error.h"
@@ -39,11 +41,21 @@ struct SlotState {
   SlotStatus status = SlotStatus::kWaiting;
   std::optional<std::string> external_id;
   int retry_count = 0;
+  // Optional keys of the stored record (SPEC §16), absent in older records:
+  // why the last attempt failed or could not be submitted ("message"),
+  std::optional<std::string> message;
+  // the earliest time a retry may run (retry back-off, "retryAt"),
+  std::optional<Time> retry_at;
+  // the dataset instances a mode-"new" input handed to this slot, by dataset id ("consumed").
+  std::map<std::string, std::vector<Time>> consumed;
 
   friend bool operator==(const SlotState&, const SlotState&) = default;
 
   // The state of a slot that has nothing stored: WAITING, retry 0, no external id.
   static SlotState waiting(SlotId id);
+  // A state with the four keys of SPEC §5 (tests, imports).
+  static SlotState of(SlotId id, SlotStatus status, std::optional<std::string> external_id = {},
+                      int retry_count = 0);
 
   // WAITING -> READY.
   [[nodiscard]] Result<SlotState> ready() const;

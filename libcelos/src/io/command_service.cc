@@ -308,6 +308,7 @@ class CommandService : public ExternalService {
   }
 
   std::string describe() const override { return fmt::format("command \"{}\"", options_.command); }
+  std::string_view kind() const override { return "command"; }
 
  private:
   std::string new_external_id() {

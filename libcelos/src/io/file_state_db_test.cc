@@ -14,7 +14,7 @@ const Time kT = make_time(2015, 9, 15, 1);
 TEST_CASE("slot states are stored at the original path with the original fields") {
   testing::TempDir dir;
   auto db = make_file_state_database(make_local_file_system(), dir.path());
-  REQUIRE(db->put_slots({SlotState{{"wordcount-lax", kT}, SlotStatus::kSuccess, "0008681-W", 0}}));
+  REQUIRE(db->put_slots({SlotState::of({"wordcount-lax", kT}, SlotStatus::kSuccess, "0008681-W")}));
   const std::string text =
       testing::read_text_file(dir / "state/wordcount-lax/2015-09-15/01:00:00.000Z");
   CHECK(text ==
@@ -57,7 +57,7 @@ TEST_CASE("get_slots returns start inclusive to end exclusive across day directo
   auto db = make_file_state_database(fs, "/db");
   std::vector<SlotState> states;
   for (int h = 0; h < 48; ++h) {
-    states.push_back(SlotState{{"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kReady, {}, 0});
+    states.push_back(SlotState::of({"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kReady, std::nullopt));
   }
   REQUIRE(db->put_slots(states));
   auto slots = db->get_slots("wf", make_time(2015, 9, 15, 20), make_time(2015, 9, 16, 3));
@@ -70,7 +70,7 @@ TEST_CASE("get_slots returns start inclusive to end exclusive across day directo
 TEST_CASE("a state changed behind the database's back is seen on the next read") {
   testing::TempDir dir;
   auto db = make_file_state_database(make_local_file_system(), dir.path());
-  REQUIRE(db->put_slots({SlotState{{"wf", kT}, SlotStatus::kFailure, "j", 0}}));
+  REQUIRE(db->put_slots({SlotState::of({"wf", kT}, SlotStatus::kFailure, "j")}));
   REQUIRE(db->get_slots("wf", kT, kT + hours(1))->at(0).status == SlotStatus::kFailure);
   testing::write_text_file(dir / "state/wf/2015-09-15/01:00:00.000Z",
                            "{\"status\":\"SUCCESS\",\"externalID\":\"j\",\"retryCount\":0}");
@@ -122,4 +122,18 @@ TEST_CASE("temporary files left by a crash are ignored") {
   auto slots = db->get_slots("wf", kT, kT + hours(1));
   REQUIRE(slots);
   CHECK(slots->empty());
+}
+
+TEST_CASE("the optional keys of part two round-trip and stay absent when unused") {
+  SlotState state = SlotState::of({"wf", kT}, SlotStatus::kWaiting, std::nullopt, 1);
+  CHECK(slot_state_to_json(state).find("message") == std::string::npos);
+  state.message = "sbatch: error: invalid partition specified: nope";
+  state.retry_at = kT + hours(2);
+  state.consumed["clicks"] = {kT - hours(1), kT};
+  auto back = slot_state_from_json(state.id, slot_state_to_json(state));
+  REQUIRE(back);
+  CHECK(*back == state);
+  auto bad = slot_state_from_json(state.id, R"({"status":"WAITING","retryAt":"yesterday"})");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == ErrorCode::kCorrupt);
 }

@@ -75,6 +75,13 @@ class WorkflowStep {
 
   // Phase 1: load the slots and submit the strategy's picks. Returns the picks as RUNNING, to
   // be recorded (for all workflows at once) before they are started.
+  // The state each slot had when it was loaded, for the listeners (nothing = not stored).
+  std::optional<SlotState> loaded_state(Time t) const {
+    auto it = stored_.find(t);
+    if (it == stored_.end()) return std::nullopt;
+    return it->second;
+  }
+
   Result<std::vector<SlotState>> load_and_submit() {
     auto slots = load_slots();
     if (!slots) return tl::unexpected(slots.error());
@@ -123,7 +130,10 @@ class WorkflowStep {
     std::map<Time, SlotState> slots;
     for (Time t : *times) slots.emplace(t, SlotState::waiting(SlotId{wf_.id, t}));
     for (SlotState& s : *stored) {
-      if (slots.count(s.id.time)) slots.insert_or_assign(s.id.time, std::move(s));
+      if (slots.count(s.id.time)) {
+        stored_.insert_or_assign(s.id.time, s);
+        slots.insert_or_assign(s.id.time, std::move(s));
+      }
     }
     auto reruns = db_.rerun_times(wf_.id, now_);
     if (!reruns) return tl::unexpected(reruns.error());
@@ -131,6 +141,7 @@ class WorkflowStep {
       if (t < wf_.start_time || slots.count(t)) continue;
       auto state = db_.get_slot(SlotId{wf_.id, t});
       if (!state) return tl::unexpected(state.error());
+      if (state->has_value()) stored_.insert_or_assign(t, **state);
       slots.emplace(t, state->value_or(SlotState::waiting(SlotId{wf_.id, t})));
     }
     std::vector<SlotState> out;
@@ -196,6 +207,7 @@ class WorkflowStep {
   const Workflow& wf_;
   const WorkflowConfig& config_;
   std::vector<SlotState> slots_;  // loaded in phase 1
+  std::map<Time, SlotState> stored_;  // what was stored of them
   Time now_;
   StateDatabase& db_;
   StepTriggerContext& triggers_;
@@ -206,6 +218,13 @@ class WorkflowStep {
 
 Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolver& file_systems)
     : source_(source), db_(db), file_systems_(file_systems) {}
+
+void Scheduler::add_listener(SchedulerListener& listener) { listeners_.push_back(&listener); }
+
+void Scheduler::notify(const std::vector<SlotChange>& changes) {
+  if (changes.empty()) return;
+  for (SchedulerListener* l : listeners_) l->on_slot_changes(changes);
+}
 
 void Scheduler::set_config(WorkflowConfigPtr config) {
   std::lock_guard lock(config_mutex_);
@@ -285,14 +304,30 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     }
   } else {
     report.changed += static_cast<int>(running.size());
+    std::vector<SlotChange> committed;
+    for (const Stepping& s : stepping) {
+      for (const SlotState& r : s.running) {
+        committed.push_back({s.step->loaded_state(r.id.time), r, now, "step"});
+      }
+    }
+    notify(committed);
     for (Stepping& s : stepping) isolated(s.workflow->id, [&] { s.step->start(s.running); });
   }
 
   // Phase 3: advance every loaded slot; all changes are written as one group.
   std::vector<SlotState> changes;
+  std::vector<SlotChange> committed;
   for (Stepping& s : stepping) {
     isolated(s.workflow->id, [&] {
       auto workflow_changes = s.step->advance_all();
+      for (const SlotState& c : workflow_changes) {
+        // A slot submitted in this step was loaded READY; its RUNNING record is the "from".
+        auto from = s.step->loaded_state(c.id.time);
+        for (const SlotState& r : s.running) {
+          if (r.id == c.id) from = r;
+        }
+        committed.push_back({std::move(from), c, now, "step"});
+      }
       changes.insert(changes.end(), std::make_move_iterator(workflow_changes.begin()),
                      std::make_move_iterator(workflow_changes.end()));
     });
@@ -302,11 +337,13 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     report.errors.push_back("state database: " + written.error().message);
   } else {
     report.changed += static_cast<int>(changes.size());
+    notify(committed);
   }
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   spdlog::info("step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors",
                format_time(now), report.duration.count(), report.workflows, report.changed,
                report.submitted, report.errors.size());
+  for (SchedulerListener* l : listeners_) l->on_step(report);
   return report;
 }
 
@@ -337,6 +374,7 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),
                stored->has_value() ? to_string((*stored)->status) : "no state");
+  notify({SlotChange{*stored, *next, now, "api"}});
   return next;
 }
 
@@ -358,6 +396,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
   }
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   log_change(current, *next);
+  notify({SlotChange{*stored, *next, Time{}, "api"}});
   return next;
 }
 

@@ -141,7 +141,7 @@ TEST_CASE("a rerun slot outside the window is stepped again, and its marker expi
   w.add("wf");
   const Time old_slot = kStart + hours(5);
   const Time now = kStart + hours(24 * 30);
-  REQUIRE(w.db->put_slots({SlotState{{"wf", old_slot}, SlotStatus::kSuccess, "job-0", 0}}));
+  REQUIRE(w.db->put_slots({SlotState::of({"wf", old_slot}, SlotStatus::kSuccess, "job-0")}));
   auto rerun = w.scheduler.rerun("wf", old_slot, now);
   REQUIRE(rerun);
   CHECK(rerun->status == SlotStatus::kWaiting);
@@ -160,14 +160,14 @@ TEST_CASE("rerun and kill refuse illegal transitions and change nothing") {
   World w;
   w.add("wf");
   const Time now = kStart + hours(3);
-  REQUIRE(w.db->put_slots({SlotState{{"wf", kStart}, SlotStatus::kRunning, "job-9", 0}}));
+  REQUIRE(w.db->put_slots({SlotState::of({"wf", kStart}, SlotStatus::kRunning, "job-9")}));
   auto rerun = w.scheduler.rerun("wf", kStart, now);
   REQUIRE_FALSE(rerun);
   CHECK(rerun.error().code == ErrorCode::kInvalid);
   CHECK(w.status("wf", kStart) == SlotStatus::kRunning);
   CHECK(w.db->rerun_times("wf", now).value().empty());
 
-  REQUIRE(w.db->put_slots({SlotState{{"wf", kStart + hours(1)}, SlotStatus::kSuccess, "j", 0}}));
+  REQUIRE(w.db->put_slots({SlotState::of({"wf", kStart + hours(1)}, SlotStatus::kSuccess, "j")}));
   auto kill = w.scheduler.kill("wf", kStart + hours(1));
   REQUIRE_FALSE(kill);
   CHECK(kill.error().code == ErrorCode::kInvalid);

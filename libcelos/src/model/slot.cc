@@ -49,6 +49,16 @@ SlotState SlotState::waiting(SlotId id) {
   return state;
 }
 
+SlotState SlotState::of(SlotId id, SlotStatus status, std::optional<std::string> external_id,
+                        int retry_count) {
+  SlotState state;
+  state.id = std::move(id);
+  state.status = status;
+  state.external_id = std::move(external_id);
+  state.retry_count = retry_count;
+  return state;
+}
+
 Result<SlotState> SlotState::ready() const {
   return transition(*this, {SlotStatus::kWaiting}, SlotStatus::kReady, "make ready");
 }
@@ -59,7 +69,10 @@ Result<SlotState> SlotState::wait_timeout() const {
 
 Result<SlotState> SlotState::running(std::string job) const {
   auto next = transition(*this, {SlotStatus::kReady}, SlotStatus::kRunning, "run");
-  if (next) next->external_id = std::move(job);
+  if (next) {
+    next->external_id = std::move(job);
+    next->retry_at.reset();  // the wait is over
+  }
   return next;
 }
 
@@ -72,6 +85,7 @@ Result<SlotState> SlotState::retry() const {
   if (next) {
     next->retry_count = retry_count + 1;
     next->external_id.reset();
+    next->consumed.clear();  // only a SUCCESS consumes: the next attempt takes what is new then
   }
   return next;
 }
@@ -88,6 +102,9 @@ Result<SlotState> SlotState::rerun() const {
   if (next) {
     next->retry_count = 0;
     next->external_id.reset();
+    next->message.reset();
+    next->retry_at.reset();
+    next->consumed.clear();  // a rerun releases the instances it had consumed
   }
   return next;
 }
