@@ -22,7 +22,27 @@
 
 namespace celos {
 
-enum class ExternalStatus { kRunning, kSuccess, kFailure };
+// Where a job is. kSubmitted: created but not started yet (Oozie PREP, a held Slurm job, a
+// command job without its started record); the step starts such a RUNNING slot's job, so an
+// attempt recorded before a crash is neither lost nor started twice (SPEC §16).
+enum class JobState { kRunning, kSuccess, kFailure, kSubmitted };
+
+// A job's state and, for failures the service can explain (a job Slurm forgot, a job directory
+// on another host), why. Converts from JobState, so `return ExternalStatus::kSuccess;` works.
+struct ExternalStatus {
+  static constexpr JobState kRunning = JobState::kRunning;
+  static constexpr JobState kSuccess = JobState::kSuccess;
+  static constexpr JobState kFailure = JobState::kFailure;
+  static constexpr JobState kSubmitted = JobState::kSubmitted;
+
+  JobState state = JobState::kRunning;
+  std::string message;
+
+  ExternalStatus(JobState s = JobState::kRunning, std::string why = {})  // NOLINT: implicit
+      : state(s), message(std::move(why)) {}
+  friend bool operator==(const ExternalStatus& a, JobState s) { return a.state == s; }
+  friend bool operator==(const ExternalStatus& a, const ExternalStatus& b) = default;
+};
 
 class ExternalService {
  public:
