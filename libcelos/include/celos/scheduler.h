@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/executor.h"
 #include "celos/file_system.h"
 #include "celos/slot.h"
 #include "celos/state_db.h"
@@ -35,6 +37,32 @@ struct StepReport {
   int submitted = 0;          // slots submitted to their external service
   std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
   std::chrono::milliseconds duration{0};
+  int external_calls = 0;        // submit, start, status and kill calls made (batch = 1)
+  int external_call_errors = 0;  // of which failed
+  int data_checks = 0;           // distinct paths checked by triggers
+  std::string slowest_call;      // "12 ms (Oozie status of ...)", "" when none
+  // The slots the step looked at, by their state at its end (the window, reruns, RUNNING).
+  std::map<SlotStatus, int> slot_counts;
+};
+
+// Extension points around the step's transitions (datasets, SPEC §14). The defaults do
+// nothing. before_submit runs inside the workflow's submit task (calls of one workflow come
+// from one thread at a time; different workflows' calls overlap); the others on the step's
+// thread.
+class StepHooks {
+ public:
+  virtual ~StepHooks() = default;
+  // Before `pick` is submitted (it may fill pick.consumed). An Error leaves the slot READY.
+  [[nodiscard]] virtual Result<void> before_submit(const Workflow&, SlotState& /*pick*/,
+                                                   Time /*now*/) {
+    return {};
+  }
+  // Before RUNNING -> SUCCESS is stored. An Error keeps the slot RUNNING for the next step.
+  [[nodiscard]] virtual Result<void> before_success(const Workflow&, const SlotState& /*running*/) {
+    return {};
+  }
+  // After an attempt ended (RUNNING -> WAITING for a retry, FAILURE or KILLED).
+  virtual void after_attempt_failed(const Workflow&, const SlotState& /*running*/) {}
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.
@@ -67,6 +95,11 @@ class Scheduler {
   // Adds a listener (not owned; must outlive the scheduler). Not thread-safe: call before the
   // first step.
   void add_listener(SchedulerListener& listener);
+  // The executor of the step's external calls (not owned; must outlive the scheduler). The
+  // default runs them one at a time on the step's thread. Call before the first step.
+  void set_executor(Executor& executor);
+  // Hooks around transitions (not owned). Call before the first step.
+  void set_hooks(StepHooks& hooks);
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -105,6 +138,10 @@ class Scheduler {
   std::mutex config_mutex_;
   WorkflowConfigPtr config_;
   std::vector<SchedulerListener*> listeners_;
+  std::unique_ptr<Executor> inline_executor_;
+  Executor* executor_;
+  StepHooks default_hooks_;
+  StepHooks* hooks_ = &default_hooks_;
 };
 
 }  // namespace celos

@@ -124,6 +124,7 @@ class OozieExternalService : public ExternalService {
 
   std::string describe() const override { return "oozie " + url_; }
   std::string_view kind() const override { return "oozie"; }
+  std::string endpoint() const override { return "oozie " + url_; }
 
  private:
   Result<std::string> job_status(const SlotId& slot, const std::string& external_id) {
