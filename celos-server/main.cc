@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -73,7 +74,10 @@ int main(int argc, char** argv) try {
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
   auto http = celos::make_curl_http_client();
-  auto state_db = celos::make_file_state_database(celos::make_local_file_system(), db);
+  // Locks the directory (a second server on it exits 1, naming it and the holder's pid).
+  auto opened_db = celos::open_file_state_database(celos::make_local_file_system(), db);
+  if (!opened_db) throw std::runtime_error(opened_db.error().message);
+  auto state_db = std::move(*opened_db);
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
