@@ -90,8 +90,9 @@ class CelosServer:
     def url(self, target):
         return "http://127.0.0.1:%d%s" % (self.port, target)
 
-    def request(self, method, target, timeout=30, body=None):
-        req = urllib.request.Request(self.url(target), method=method, data=body)
+    def request(self, method, target, timeout=30, body=None, headers=None):
+        req = urllib.request.Request(self.url(target), method=method, data=body,
+                                     headers=headers or {})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as res:
                 return Reply(res.status, res.read().decode(), res.headers)
