@@ -81,6 +81,9 @@ class ExternalService {
   // Services whose jobs are best asked about together (status_many is one call, not a loop)
   // say so, and the step gives them all their RUNNING slots at once.
   virtual bool batches_status() const { return false; }
+  // Likewise for start_many (Slurm's `scontrol release`); the others' starts overlap per
+  // workflow.
+  virtual bool batches_start() const { return false; }
 };
 
 using ExternalServicePtr = std::shared_ptr<ExternalService>;

@@ -64,8 +64,8 @@ struct JobGroup {
   std::vector<std::pair<WorkflowRun*, std::size_t>> targets;  // run and slot index per job
 };
 
-std::string group_key(const ExternalService& service, const Workflow& wf) {
-  if (service.batches_status()) return fmt::format("{}|{}", service.kind(), service.endpoint());
+std::string group_key(const ExternalService& service, const Workflow& wf, bool batches) {
+  if (batches) return fmt::format("{}|{}", service.kind(), service.endpoint());
   return "workflow|" + wf.id;
 }
 
@@ -243,14 +243,15 @@ class Step {
     if (!committed.empty() && env_.committed) env_.committed(committed);
   }
 
-  // Starts the jobs `list_of` names: one start_many per endpoint for batching services
-  // (Slurm: one `scontrol release`), one per workflow for the others.
+  // Starts the jobs `list_of` names: one start_many per endpoint for services that batch
+  // starts (Slurm: one `scontrol release`), one per workflow for the others.
   template <class ListOf>
   void start_jobs(ListOf list_of) {
     std::map<std::string, JobGroup> groups;
     for (WorkflowRun& run : runs_) {
       for (const SlotState& s : list_of(run)) {
-        JobGroup& g = groups[group_key(*run.wf->service, *run.wf)];
+        const ExternalService& service = *run.wf->service;
+        JobGroup& g = groups[group_key(service, *run.wf, service.batches_start())];
         g.service = run.wf->service.get();
         g.jobs.push_back({s.id, *s.external_id});
         g.targets.push_back({&run, 0});
@@ -296,7 +297,8 @@ class Step {
       for (std::size_t i = 0; i < run.slots.size(); ++i) {
         const SlotState& s = run.slots[i];
         if (s.status == SlotStatus::kRunning && s.external_id) {
-          JobGroup& g = groups[group_key(*run.wf->service, *run.wf)];
+          const ExternalService& service = *run.wf->service;
+          JobGroup& g = groups[group_key(service, *run.wf, service.batches_status())];
           g.service = run.wf->service.get();
           g.jobs.push_back({s.id, *s.external_id});
           g.targets.push_back({&run, i});
