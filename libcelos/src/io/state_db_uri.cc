@@ -83,8 +83,8 @@ Result<std::unique_ptr<StateDatabase>> open_state_database(std::string_view uri,
                                 ec.message()));
       }
     }
-    auto fs = options.fs ? options.fs : make_local_file_system();
-    return make_file_state_database(std::move(fs), *dir);
+    if (options.fs) return make_file_state_database(options.fs, *dir);  // tests: no lock
+    return open_file_state_database(make_local_file_system(), *dir);
   }
   if (!is_postgres(uri)) {
     return fail(fmt::format("state database URI must start with file: or postgresql:// "
