@@ -644,6 +644,7 @@ const ApiFunction kApi[] = {
     {"delayTrigger", delay_trigger, 1},
     {"oozieExternalService", oozie_external_service, 2},
     {"commandExternalService", command_external_service, 2},
+    {"slurmExternalService", slurm_external_service_js, 2},
     {"replaceTimeVariables", replace_time_variables_js, 2},
     {"mergeProperties", merge_properties, 2},
 };
@@ -711,6 +712,10 @@ void install_api(duk_context* ctx, FileScope& scope) {
 
 std::string defaults_path(const std::string& defaults_dir, const std::string& name) {
   return defaults_dir + "/" + name + ".js";
+}
+
+void push_external_service(duk_context* ctx, ExternalServicePtr service) {
+  push_celos_object(ctx, std::move(service));
 }
 
 }  // namespace celos::js
