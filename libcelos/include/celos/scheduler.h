@@ -45,26 +45,6 @@ struct StepReport {
   std::map<SlotStatus, int> slot_counts;
 };
 
-// Extension points around the step's transitions (datasets, SPEC §14). The defaults do
-// nothing. before_submit runs inside the workflow's submit task (calls of one workflow come
-// from one thread at a time; different workflows' calls overlap); the others on the step's
-// thread.
-class StepHooks {
- public:
-  virtual ~StepHooks() = default;
-  // Before `pick` is submitted (it may fill pick.consumed). An Error leaves the slot READY.
-  [[nodiscard]] virtual Result<void> before_submit(const Workflow&, SlotState& /*pick*/,
-                                                   Time /*now*/) {
-    return {};
-  }
-  // Before RUNNING -> SUCCESS is stored. An Error keeps the slot RUNNING for the next step.
-  [[nodiscard]] virtual Result<void> before_success(const Workflow&, const SlotState& /*running*/) {
-    return {};
-  }
-  // After an attempt ended (RUNNING -> WAITING for a retry, FAILURE or KILLED).
-  virtual void after_attempt_failed(const Workflow&, const SlotState& /*running*/) {}
-};
-
 // One stored change of a slot's state, as listeners see it after the write is durable.
 struct SlotChange {
   std::optional<SlotState> from;  // nothing when no state was stored before
@@ -98,8 +78,6 @@ class Scheduler {
   // The executor of the step's external calls (not owned; must outlive the scheduler). The
   // default runs them one at a time on the step's thread. Call before the first step.
   void set_executor(Executor& executor);
-  // Hooks around transitions (not owned). Call before the first step.
-  void set_hooks(StepHooks& hooks);
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -126,6 +104,10 @@ class Scheduler {
   [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
                                                      Time now);
 
+  // Datasets (web/datasets_api.cc): announcements and reads go to these directly.
+  StateDatabase& state_database() { return db_; }
+  FileSystemResolver& file_systems() { return file_systems_; }
+
  private:
   [[nodiscard]] Result<const Workflow*> find_slot(const WorkflowConfig& config,
                                                   const std::string& workflow, Time slot_time);
@@ -140,8 +122,6 @@ class Scheduler {
   std::vector<SchedulerListener*> listeners_;
   std::unique_ptr<Executor> inline_executor_;
   Executor* executor_;
-  StepHooks default_hooks_;
-  StepHooks* hooks_ = &default_hooks_;
 };
 
 }  // namespace celos

@@ -206,7 +206,9 @@ class FileStateDatabase final : public StateDatabase {
         }
         auto marked = rerun_time(path, f);
         if (!marked) return tl::unexpected(marked.error());
-        if (now - *marked > kRerunMarkerLifetime) {
+        auto expired = marker_expired(SlotId{std::string(workflow), *slot_time}, *marked, now);
+        if (!expired) return tl::unexpected(expired.error());
+        if (*expired) {
           if (auto removed = fs_->remove(path); !removed) return tl::unexpected(removed.error());
           spdlog::info("rerun marker expired and removed: {}", path);
           continue;
@@ -228,6 +230,41 @@ class FileStateDatabase final : public StateDatabase {
     const std::string path = fmt::format("{}/paused/{}", root_, workflow);
     if (paused) return fs_->write(path, "");
     return fs_->remove(path);
+  }
+
+  Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
+    const std::string path = slot_path("datasets", SlotId{std::string(dataset), time});
+    auto there = fs_->exists(path);
+    if (!there) return tl::unexpected(there.error());
+    if (*there) return {};  // idempotent: keep the first announcement's stamp
+    json::object o;
+    o["announced"] = format_time(now);
+    return fs_->write(path, json::serialize(o) + "\n");
+  }
+
+  Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
+                                                Time end) override {
+    std::vector<Time> out;
+    if (end <= start) return out;
+    const std::string dir = fmt::format("{}/datasets/{}", root_, dataset);
+    auto days = fs_->list(dir);
+    if (!days) {
+      if (days.error().code == ErrorCode::kNotFound) return out;
+      return tl::unexpected(days.error());
+    }
+    const std::string first_day = format_day(start), last_day = format_day(end);
+    for (const FileStatus& day : *days) {
+      if (!day.is_directory || day.name < first_day || day.name > last_day) continue;
+      auto files = fs_->list(dir + "/" + day.name);
+      if (!files) return tl::unexpected(files.error());
+      for (const FileStatus& f : *files) {
+        if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;
+        auto t = parse_time(day.name + "T" + f.name);
+        if (t && *t >= start && *t < end) out.push_back(*t);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
  private:
@@ -294,6 +331,15 @@ class FileStateDatabase final : public StateDatabase {
       cache_[workflow][day.name] = CachedDay{day.mtime_ns, racy, slots};
     }
     return std::shared_ptr<const DaySlots>(slots);
+  }
+
+  // A marker older than kRerunMarkerLifetime expires once its slot is final (SPEC §16): a rerun
+  // that has not finished yet keeps the slot in the step's view however long it takes.
+  Result<bool> marker_expired(const SlotId& id, Time marked, Time now) {
+    if (now - marked <= kRerunMarkerLifetime) return false;
+    auto slot = get_slot(id);
+    if (!slot) return tl::unexpected(slot.error());
+    return slot->has_value() && is_final((*slot)->status);
   }
 
   // When a rerun marker was written: its rerunTime, or the file's mtime for markers without one.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "model/dataset_step.h"
 #include "model/step.h"
 #include "model/step_context.h"
 
@@ -35,7 +36,7 @@ Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolv
 
 void Scheduler::set_executor(Executor& executor) { executor_ = &executor; }
 
-void Scheduler::set_hooks(StepHooks& hooks) { hooks_ = &hooks; }
+
 
 void Scheduler::add_listener(SchedulerListener& listener) { listeners_.push_back(&listener); }
 
@@ -73,7 +74,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
                executor_->width());
   StepReport report = detail::run_step(
       *config, now, ids,
-      {db_, file_systems_, *executor_, *hooks_,
+      {db_, file_systems_, *executor_,
        [this](const std::vector<SlotChange>& changes) { notify(changes); }});
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
@@ -107,6 +108,10 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   const SlotId id{workflow, slot_time};
   auto stored = db_.get_slot(id);
   if (!stored) return tl::unexpected(stored.error());
+  if (stored->has_value()) {  // datasets: a rerun SUCCESS slot's done flags go first
+    DatasetStep datasets(*config, db_, file_systems_, now);
+    if (auto ok = datasets.before_rerun(**wf, **stored); !ok) return tl::unexpected(ok.error());
+  }
   // A slot with nothing stored may be rerun: that is how backfill marks old slots.
   auto next = stored->has_value() ? (*stored)->rerun() : SlotState::waiting(id);
   if (!next) return next;
@@ -135,6 +140,9 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
     }
   }
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
+  if (current.status == SlotStatus::kRunning) {  // datasets: the attempt's incomplete outputs go
+    DatasetStep(*config, db_, file_systems_, Time{}).after_failure(**wf, *next);
+  }
   log_change(current, *next);
   notify({SlotChange{*stored, *next, Time{}, "api"}});
   return next;

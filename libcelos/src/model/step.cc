@@ -73,7 +73,8 @@ class Step {
  public:
   Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
       : config_(config), now_(now), env_(std::move(env)), report_(report),
-        triggers_(now, env_.db, env_.file_systems) {}
+        triggers_(now, env_.db, env_.file_systems),
+        datasets_(config, env_.db, env_.file_systems, now) {}
 
   void run(const std::optional<std::set<std::string>>& ids) {
     for (const auto& [id, workflow] : config_.workflows) {
@@ -134,13 +135,15 @@ class Step {
     run.active = true;
     const Workflow& wf = *run.wf;
     for (SlotState pick : wf.strategy->pick(run.slots)) {
-      if (auto ready = env_.hooks.before_submit(wf, pick, now_); !ready) {
-        run.error(fmt::format("preparing slot {}: {}", format_time(pick.id.time),
-                              ready.error().message));
+      // Datasets: the consumed set goes into the RUNNING record; leftovers are removed.
+      auto inputs = datasets_.before_submit(wf, pick, run.running);
+      if (!inputs) {
+        run.error(fmt::format("preparing the datasets of slot {} failed: {}",
+                              format_time(pick.id.time), inputs.error().message));
         break;
       }
       auto external_id = call(*wf.service, "submit of " + to_string(pick.id),
-                              [&] { return wf.service->submit(pick.id); });
+                              [&] { return wf.service->submit_with(pick.id, *inputs); });
       if (!external_id) {
         run.error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
                               external_id.error().message));
@@ -389,19 +392,21 @@ class Step {
     }
     switch ((*status)->state) {
       case JobState::kSuccess: {
-        if (auto ok = env_.hooks.before_success(wf, slot); !ok) {
-          run.error(fmt::format("completing slot {}: {}", format_time(slot.id.time),
-                                ok.error().message));
+        // Datasets: the done flags are written before SUCCESS is stored.
+        if (auto flagged = datasets_.before_success(wf, slot); !flagged) {
+          run.error(fmt::format("slot {} stays RUNNING: {}", format_time(slot.id.time),
+                                flagged.error().message));
           return std::nullopt;
         }
         return slot.success().value();
       }
       case JobState::kFailure: {
-        env_.hooks.after_attempt_failed(wf, slot);
         std::string why = (*status)->message.empty()
                               ? fmt::format("job {} failed", *slot.external_id)
                               : (*status)->message;
-        return failed_attempt(wf, slot, std::move(why), now_);
+        SlotState next = failed_attempt(wf, slot, std::move(why), now_);
+        if (next.status == SlotStatus::kFailure) datasets_.after_failure(wf, next);
+        return next;
       }
       case JobState::kSubmitted:
         spdlog::info("slot {}: job {} was recorded but never started: starting it",
@@ -455,6 +460,7 @@ class Step {
   StepEnvironment env_;
   StepReport& report_;
   StepTriggerContext triggers_;
+  DatasetStep datasets_;
   CallGate gate_;
   std::mutex errors_mutex_;
   std::vector<WorkflowRun> runs_;

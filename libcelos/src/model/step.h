@@ -17,7 +17,6 @@ struct StepEnvironment {
   StateDatabase& db;
   FileSystemResolver& file_systems;
   Executor& executor;
-  StepHooks& hooks;
   // Called with the changes of each durable write, on the step's thread.
   std::function<void(const std::vector<SlotChange>&)> committed;
 };

@@ -47,6 +47,28 @@ Result<bool> StepTriggerContext::slot_succeeded(const std::string& workflow_id, 
   });
 }
 
+Result<SlotStatus> StepTriggerContext::slot_status(const std::string& w, Time t) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.slot_status(w, t);
+}
+
+Result<std::vector<SlotState>> StepTriggerContext::stored_slots(const std::string& w, Time s,
+                                                                Time e) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.stored_slots(w, s, e);
+}
+
+Result<bool> StepTriggerContext::instance_announced(const std::string& d, Time t) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.instance_announced(d, t);
+}
+
+Result<std::vector<Time>> StepTriggerContext::announced_instances(const std::string& d, Time s,
+                                                                  Time e) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.announced_instances(d, s, e);
+}
+
 std::optional<std::string> CallGate::down_error(const std::string& endpoint) {
   if (endpoint.empty()) return std::nullopt;
   std::lock_guard lock(mutex_);

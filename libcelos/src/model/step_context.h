@@ -15,6 +15,7 @@
 #include "celos/file_system.h"
 #include "celos/state_db.h"
 #include "celos/trigger.h"
+#include "model/dataset_step.h"
 
 namespace celos::detail {
 
@@ -29,6 +30,12 @@ class StepTriggerContext final : public TriggerContext {
   Time now() const override { return now_; }
   Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override;
   Result<bool> slot_succeeded(const std::string& workflow_id, Time time) override;
+
+  // Datasets: answered from the state database (model/dataset_step.h), no file system call.
+  Result<SlotStatus> slot_status(const std::string& w, Time t) override;
+  Result<std::vector<SlotState>> stored_slots(const std::string& w, Time s, Time e) override;
+  Result<bool> instance_announced(const std::string& d, Time t) override;
+  Result<std::vector<Time>> announced_instances(const std::string& d, Time s, Time e) override;
 
   int checks() const { return checks_.load(); }
 
@@ -45,6 +52,8 @@ class StepTriggerContext final : public TriggerContext {
   std::map<std::pair<std::string, Time>, std::shared_future<Result<bool>>> succeeded_;
   std::map<std::string, Error> down_;
   std::atomic<int> checks_{0};
+  std::mutex datasets_mutex_;  // DatasetLookups caches without a lock of its own
+  DatasetLookups datasets_{db_};
 };
 
 // Counts the step's external calls, their failures and the slowest one, and fails calls to an
