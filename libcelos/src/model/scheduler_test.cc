@@ -117,9 +117,16 @@ TEST_CASE("a rerun slot outside the window is stepped again, and its marker expi
   CHECK(w.status("wf", old_slot) == SlotStatus::kReady);
   w.scheduler.step(now);
   CHECK(w.status("wf", old_slot) == SlotStatus::kRunning);
-  // 15 days later the marker is gone and the slot is no longer looked at.
+  // While the slot is not final its marker keeps it in view (SPEC §16), however old.
   w.scheduler.step(now + hours(24 * 15));
   auto markers = w.db->rerun_times("wf", now + hours(24 * 15));
+  REQUIRE(markers);
+  CHECK(*markers == std::vector<Time>{old_slot});
+  // Once final, the marker expires 14 days after it was written.
+  w.service->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(now + hours(24 * 16));
+  CHECK(w.status("wf", old_slot) == SlotStatus::kSuccess);
+  markers = w.db->rerun_times("wf", now + hours(24 * 16));
   REQUIRE(markers);
   CHECK(markers->empty());
 }
