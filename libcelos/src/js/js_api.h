@@ -48,6 +48,8 @@ struct FileEvaluation {
   // The file's heap while something (a properties function) keeps it alive: its memory counts
   // against the loader's total.
   std::weak_ptr<JsHeap> heap{};
+  // celos.dataset declarations (also those made in imported defaults files), in order.
+  std::vector<DatasetDeclaration> datasets;
 };
 
 // Evaluates the workflow file `file_name` (a name directly in the workflows directory, used in

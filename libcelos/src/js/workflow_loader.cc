@@ -213,8 +213,10 @@ class JsWorkflowSource : public WorkflowSource {
       spdlog::error("{}", listing_error_);
     }
     config->errors.insert(config->errors.end(), over_budget_.begin(), over_budget_.end());
+    std::vector<DatasetDeclaration> datasets;
     for (const auto& [name, file] : cache_) {
       const js::FileEvaluation& evaluation = file.evaluation;
+      datasets.insert(datasets.end(), evaluation.datasets.begin(), evaluation.datasets.end());
       config->errors.insert(config->errors.end(), evaluation.errors.begin(),
                             evaluation.errors.end());
       for (std::size_t i = 0; i < evaluation.workflows.size(); ++i) {
@@ -231,6 +233,7 @@ class JsWorkflowSource : public WorkflowSource {
         config->workflows.emplace(workflow.id, workflow);
       }
     }
+    link_datasets(*config, datasets);
     return config;
   }
 
