@@ -149,8 +149,9 @@ class SlurmService : public ExternalService {
   }
 
   ExternalStatus from_queue(const Job& job, const QueueEntry& entry) const;
-  ExternalStatus left_queue(const Job& job, const std::map<std::string, QueueEntry>& accounted,
-                            bool accounting_answered) const;
+  static ExternalStatus from_exit(const Job& job, int exit);
+  ExternalStatus forgotten(const Job& job, const std::map<std::string, QueueEntry>& accounted,
+                           bool accounting_answered) const;
   Result<std::map<std::string, QueueEntry>> squeue(const std::vector<Job>& jobs) const;
   std::optional<std::map<std::string, QueueEntry>> sacct(const std::vector<Job>& jobs);
 
@@ -229,14 +230,16 @@ ExternalStatus SlurmService::from_queue(const Job& job, const QueueEntry& entry)
   return ExternalStatus(JobState::kFailure, message);
 }
 
-ExternalStatus SlurmService::left_queue(const Job& job,
-                                        const std::map<std::string, QueueEntry>& accounted,
-                                        bool accounting_answered) const {
-  if (auto exit = recorded_exit(job)) {
-    if (*exit == 0) return ExternalStatus::kSuccess;
-    return ExternalStatus(JobState::kFailure,
-                          fmt::format("Slurm job {} exited with status {}", job.external_id, *exit));
-  }
+ExternalStatus SlurmService::from_exit(const Job& job, int exit) {
+  if (exit == 0) return ExternalStatus::kSuccess;
+  return ExternalStatus(JobState::kFailure,
+                        fmt::format("Slurm job {} exited with status {}", job.external_id, exit));
+}
+
+// A job that left the queue without an exit record: accounting knows it, or nobody does.
+ExternalStatus SlurmService::forgotten(const Job& job,
+                                       const std::map<std::string, QueueEntry>& accounted,
+                                       bool accounting_answered) const {
   if (auto found = accounted.find(job.external_id); found != accounted.end()) {
     return from_queue(job, found->second);
   }
@@ -265,16 +268,17 @@ std::map<std::string, Result<ExternalStatus>> SlurmService::status_many(
   for (const auto& job : valid) {
     if (auto found = queue->find(job.external_id); found != queue->end()) {
       results[job.external_id] = from_queue(job, found->second);
-    } else if (!recorded_exit(job)) {
+    } else if (auto exit = recorded_exit(job)) {
+      results[job.external_id] = from_exit(job, *exit);
+    } else {
       gone.push_back(job);
     }
   }
   const auto accounted = sacct(gone);
-  for (const auto& job : valid) {
-    if (results.contains(job.external_id)) continue;
+  for (const auto& job : gone) {
     results[job.external_id] =
-        left_queue(job, accounted.value_or(std::map<std::string, QueueEntry>{}),
-                   accounted.has_value());
+        forgotten(job, accounted.value_or(std::map<std::string, QueueEntry>{}),
+                  accounted.has_value());
   }
   return results;
 }
