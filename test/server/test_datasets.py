@@ -235,5 +235,46 @@ class LoadErrorTest(unittest.TestCase):
             s.close()
 
 
+SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "datasets")
+
+
+class SampleTest(unittest.TestCase):
+    """samples/datasets runs: import -> clean -> hourly report, and the daily roll-up of new
+    data only."""
+
+    def test_the_sample_runs(self):
+        s = CelosServer(start=False)
+        try:
+            data = os.path.join(s.root, "data")
+            with open(os.path.join(SAMPLE, "defaults", "datasets.js")) as f:
+                text = f.read().replace("@DATA@", data).replace("@START_TIME@", "2015-09-13T22:00Z")
+            with open(os.path.join(s.defaults, "datasets.js"), "w") as f:
+                f.write(text)
+            for name in os.listdir(os.path.join(SAMPLE, "workflows")):
+                with open(os.path.join(SAMPLE, "workflows", name)) as f:
+                    s.write_workflow(name, f.read())
+            s.start()
+            ds = DatasetServer.__new__(DatasetServer)
+            ds.__dict__.update(s.__dict__)
+            now = "2015-09-14T00:30Z"
+            hours = ["2015-09-13T22:00:00.000Z", "2015-09-13T23:00:00.000Z",
+                     "2015-09-14T00:00:00.000Z"]
+            for wid in ["clicks-import", "clicks-clean", "clicks-report"]:
+                for h in hours:
+                    ds.step_until(wid, h, ["SUCCESS"], now=now, only=True)
+            with open(os.path.join(data, "report/2015-09-13/2300/report.txt")) as f:
+                self.assertEqual(f.read(), "cart 1\nhome 5\n")
+            ds.step_until("clicks-rollup", hours[2], ["SUCCESS"], now=now, only=True)
+            with open(os.path.join(data, "daily/2015-09-14/rollup.txt")) as f:
+                self.assertEqual(f.read(), "cart 3\nhome 15\n")
+            with open(os.path.join(data, "daily/2015-09-14/inputs.txt")) as f:
+                self.assertEqual(f.read().strip().split(","),
+                                 [data + "/clean/2015-09-13/2200", data + "/clean/2015-09-13/2300",
+                                  data + "/clean/2015-09-14/0000"])
+            self.assertTrue(os.path.exists(os.path.join(data, "daily/2015-09-14/_SUCCESS")))
+        finally:
+            s.close()
+
+
 if __name__ == "__main__":
     unittest.main()
