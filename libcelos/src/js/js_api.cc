@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "celos/command_service.h"
+#include "celos/utf8.h"
 #include "celos/cron.h"
 #include "js/js_scope.h"
 
@@ -55,7 +56,7 @@ std::string require_string(duk_context* ctx, duk_idx_t idx, const char* fn,
   }
   duk_size_t length = 0;
   const char* text = duk_get_lstring(ctx, idx, &length);
-  return std::string(text, length);
+  return cesu8_to_utf8(std::string_view(text, length));  // an emoji leaves Duktape as CESU-8
 }
 
 std::int64_t require_integer(duk_context* ctx, duk_idx_t idx, const char* fn,
@@ -135,7 +136,7 @@ std::map<std::string, std::string> require_properties(duk_context* ctx, duk_idx_
                                    "boolean, got {}",
                                    fn, what, name, type_of(ctx, -1)));
     }
-    properties[name] = duk_to_string(ctx, -1);
+    properties[cesu8_to_utf8(name)] = cesu8_to_utf8(duk_to_string(ctx, -1));
     duk_pop_2(ctx);
   }
   duk_pop(ctx);
@@ -157,7 +158,9 @@ void require_evaluating(duk_context* ctx, const char* fn) {
 
 const std::set<std::string, std::less<>> kWorkflowFields = {
     "id",        "schedule", "schedulingStrategy", "trigger", "externalService", "startTime",
-    "maxRetryCount", "waitTimeoutSeconds", "url", "contacts"};
+    "maxRetryCount", "waitTimeoutSeconds", "url", "contacts",
+    // datasets (js_datasets.cc)
+    "inputs", "outputs", "atomicOutputs"};
 
 // Pushes options[name]; returns false (and leaves undefined) when it is missing or null.
 bool get_field(duk_context* ctx, const char* name) {
@@ -208,7 +211,8 @@ duk_ret_t define_workflow(duk_context* ctx) {
     if (!kWorkflowFields.count(name)) {
       throw_error(ctx, fmt::format("celos.{}: unknown field \"{}\" (known: id, schedule, "
                                    "schedulingStrategy, trigger, externalService, startTime, "
-                                   "maxRetryCount, waitTimeoutSeconds, url, contacts)",
+                                   "maxRetryCount, waitTimeoutSeconds, url, contacts, inputs, outputs, "
+                                   "atomicOutputs)",
                                    fn, name));
     }
     duk_pop(ctx);
@@ -234,8 +238,13 @@ duk_ret_t define_workflow(duk_context* ctx) {
   required("schedulingStrategy");
   workflow.strategy = require_celos_object<std::shared_ptr<const SchedulingStrategy>>(
       ctx, -1, fn, field("schedulingStrategy"));
-  required("trigger");
-  workflow.trigger = require_celos_object<TriggerPtr>(ctx, -1, fn, field("trigger"));
+  read_dataset_fields(ctx, fn, workflow);
+  // With inputs, a missing trigger is derived from them once all files are loaded.
+  if (workflow.inputs.empty()) required("trigger");
+  else get_field(ctx, "trigger");
+  if (!is_missing(ctx, -1)) {
+    workflow.trigger = require_celos_object<TriggerPtr>(ctx, -1, fn, field("trigger"));
+  }
   required("externalService");
   workflow.service =
       require_celos_object<ExternalServicePtr>(ctx, -1, fn, field("externalService"));
@@ -268,6 +277,7 @@ duk_ret_t define_workflow(duk_context* ctx) {
   }
   workflow.file = scope.file_name;
   scope.lines.push_back(current_site(ctx, scope.file_name).file_line);
+  workflow.line = scope.lines.back();
   scope.workflows.push_back(std::move(workflow));
   return 0;
 }
@@ -490,7 +500,8 @@ OoziePropertiesFunction keep_properties_function(duk_context* ctx, duk_idx_t idx
     PropertiesCall call{&slot, key, {}};
     heap->arm(budget);
     const duk_int_t rc = duk_safe_call(context, call_properties_function, &call, 0, 1);
-    std::string message = rc == DUK_EXEC_SUCCESS ? "" : duk_safe_to_string(context, -1);
+    std::string message =
+        rc == DUK_EXEC_SUCCESS ? "" : cesu8_to_utf8(duk_safe_to_string(context, -1));
     duk_pop(context);
     const bool timed_out = heap->timed_out();
     heap->disarm();
@@ -642,8 +653,11 @@ const ApiFunction kApi[] = {
     {"delayTrigger", delay_trigger, 1},
     {"oozieExternalService", oozie_external_service, 2},
     {"commandExternalService", command_external_service, 2},
+    {"slurmExternalService", slurm_external_service_js, 2},
     {"replaceTimeVariables", replace_time_variables_js, 2},
     {"mergeProperties", merge_properties, 2},
+    {"dataset", dataset_js, 2},
+    {"statusTrigger", status_trigger_js, 2},
 };
 
 }  // namespace
@@ -707,8 +721,14 @@ void install_api(duk_context* ctx, FileScope& scope) {
   duk_pop(ctx);
 }
 
+void push_trigger(duk_context* ctx, TriggerPtr trigger) { push_celos_object(ctx, std::move(trigger)); }
+
 std::string defaults_path(const std::string& defaults_dir, const std::string& name) {
   return defaults_dir + "/" + name + ".js";
+}
+
+void push_external_service(duk_context* ctx, ExternalServicePtr service) {
+  push_celos_object(ctx, std::move(service));
 }
 
 }  // namespace celos::js

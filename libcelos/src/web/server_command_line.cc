@@ -17,8 +17,8 @@ namespace {
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
-    "                    [--state-db URI] [--node-id ID] [--advertise-url URL]\n"
-    "                    [--lease-seconds N] [--cluster-name NAME]\n"
+    "                    [--slurm-bin DIR] [--state-db URI] [--node-id ID]\n"
+    "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -39,6 +39,9 @@ po::options_description describe_server_options() {
       ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
        "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
+      ("slurm-bin", po::value<std::string>(),
+       "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
+       "default: found in PATH")
       ("state-db", po::value<std::string>(),
        "state database: file:DIR (default: file:<db>) or postgresql://… (then --db only places "
        "the jobs directory)")
@@ -121,6 +124,11 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
     *target = std::move(*dir);
   }
   options.hadoop_conf_given = !vm["hadoop-conf"].defaulted();
+  if (vm.count("slurm-bin")) {
+    auto dir = directory_option(vm, "slurm-bin");
+    if (!dir) return tl::unexpected(dir.error());
+    options.slurm_bin_dir = std::move(*dir);
+  }
   return {};
 }
 
@@ -202,6 +210,9 @@ Result<void> prepare_server_directories(const ServerOptions& options) {
   if (auto ok = require_dir("defaults", options.defaults_dir); !ok) return ok;
   if (options.hadoop_conf_given) {
     if (auto ok = require_dir("Hadoop configuration", options.hadoop_conf_dir); !ok) return ok;
+  }
+  if (!options.slurm_bin_dir.empty()) {
+    if (auto ok = require_dir("Slurm commands (--slurm-bin)", options.slurm_bin_dir); !ok) return ok;
   }
   if (options.create_db) {
     if (auto ok = ensure_dir("db", options.db_dir, true); !ok) return ok;
