@@ -46,7 +46,6 @@ class StateDatabase {
                                                               Time now) = 0;
   [[nodiscard]] virtual Result<bool> is_paused(std::string_view workflow) = 0;
   [[nodiscard]] virtual Result<void> set_paused(std::string_view workflow, bool paused) = 0;
-<<<<<<< HEAD
 
   // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
   // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
@@ -56,11 +55,9 @@ class StateDatabase {
   // The announced instances of `dataset` with start <= time < end, ascending.
   [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(std::string_view dataset,
                                                                       Time start, Time end) = 0;
-=======
   // Whether the backend can be used right now (/health/ready): a PostgreSQL database that cannot
   // be reached answers an error naming its host, port and database. The file backend: always ok.
   [[nodiscard]] virtual Result<void> check() { return {}; }
->>>>>>> main
 };
 
 // The lease a write of a cluster node must still hold (SPEC §11): every write of a fenced

@@ -112,7 +112,7 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
 
 Result<void> empty_or_forced(PGconn* c, bool force) {
   if (force) return pg::exec_script(c, "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
-                                       "DELETE FROM celos_paused;");
+                                       "DELETE FROM celos_paused; DELETE FROM celos_announced;");
   auto r = pg::exec(c,
                     "SELECT (SELECT count(*) FROM celos_slots) + (SELECT count(*) FROM "
                     "celos_reruns) + (SELECT count(*) FROM celos_paused)");

@@ -179,6 +179,38 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
+  Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
+    return write([&](PGconn* c) -> Result<void> {
+      // Idempotent: the first announcement's stamp stays.
+      auto r = pg::exec(c,
+                        "INSERT INTO celos_announced (dataset, instance_time, announced) "
+                        "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                        {std::string(dataset), format_time(time), format_time(now)});
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    });
+  }
+
+  Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
+                                                Time end) override {
+    return with_conn([&](PGconn* c) -> Result<std::vector<Time>> {
+      std::vector<Time> out;
+      if (end <= start) return out;
+      auto r = pg::exec(c,
+                        "SELECT (extract(epoch FROM instance_time) * 1000)::bigint "
+                        "FROM celos_announced WHERE dataset = $1 AND instance_time >= $2 "
+                        "AND instance_time < $3 ORDER BY instance_time",
+                        {std::string(dataset), format_time(start), format_time(end)});
+      if (!r) return tl::unexpected(r.error());
+      for (int i = 0; i < PQntuples(r->get()); ++i) {
+        auto t = time_from_ms(pg::field(r->get(), i, 0));
+        if (!t) return tl::unexpected(t.error());
+        out.push_back(*t);
+      }
+      return out;
+    });
+  }
+
   static Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t n) {
     std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed;
     for (std::size_t i = 0; i < n; ++i) {
