@@ -35,6 +35,7 @@ HttpServerResponse method_not_allowed(const HttpServerRequest& request,
 Api::Api(Scheduler& scheduler, ApiOptions options)
     : scheduler_(scheduler), options_(std::move(options)) {
   register_core_routes(routes_, *this);
+  register_dataset_routes(routes_, *this);
 }
 
 Time Api::now() const {
