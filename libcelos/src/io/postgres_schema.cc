@@ -27,6 +27,10 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE celos_nodes ("
     "  cluster text NOT NULL, id text NOT NULL, url text NOT NULL, role text NOT NULL,"
     "  last_seen timestamptz NOT NULL, PRIMARY KEY (cluster, id));",
+    // 1 -> 2: announced dataset instances (SPEC §14).
+    "CREATE TABLE celos_announced ("
+    "  dataset text NOT NULL, instance_time timestamptz NOT NULL,"
+    "  announced timestamptz NOT NULL, PRIMARY KEY (dataset, instance_time));",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);
