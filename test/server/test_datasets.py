@@ -166,6 +166,8 @@ class AnnouncementTest(unittest.TestCase):
         self.assertEqual(s.post("/api/v1/datasets/nope/instances?time=" + T1).status, 404)
         self.assertEqual(s.post("/api/v1/datasets/ext/instances").status, 400)
         self.assertEqual(s.post("/api/v1/datasets/ext/instances?time=yesterday").status, 400)
+        self.assertEqual(s.post("/api/v1/datasets/ext/instances?time=2015-09-13T01:00:00.500Z")
+                         .status, 400)
         self.assertEqual(s.get("/api/v1/datasets/ext/instances?start=2015-09-01T00:00Z"
                                "&end=2015-09-13T00:00Z").status, 400)
         s.step_until("use", T1, ["SUCCESS"])

@@ -261,7 +261,8 @@ class Step {
       }
     }
     std::vector<std::function<void()>> tasks;
-    for (auto& [_, group] : groups) {
+    for (auto& entry : groups) {
+      JobGroup& group = entry.second;  // not a structured binding: clang 14 cannot capture one
       tasks.push_back([this, &group] {
         auto started = call(*group.service, fmt::format("start of {} jobs", group.jobs.size()),
                             [&]() -> Result<std::map<std::string, Result<void>>> {
@@ -324,7 +325,10 @@ class Step {
         });
       }
     }
-    for (auto& [_, group] : groups) tasks.push_back([this, &group] { ask_status(group); });
+    for (auto& entry : groups) {
+      JobGroup& group = entry.second;  // not a structured binding: clang 14 cannot capture one
+      tasks.push_back([this, &group] { ask_status(group); });
+    }
     env_.executor.run_all(std::move(tasks));
     for (WorkflowRun& run : runs_) {
       if (run.active) isolated(run, [&] { advance_slots(run); });
