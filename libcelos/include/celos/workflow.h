@@ -44,7 +44,11 @@ struct Workflow {
   int line = 0;  // the line of its defineWorkflow call in `file` (0 if unknown)
 };
 
-// A workflow id is a non-blank string without `/` or control characters, and not `.` or `..`.
+// The longest workflow id, in bytes of UTF-8 (SPEC §16).
+inline constexpr std::size_t kMaxWorkflowIdBytes = 200;
+
+// A workflow id is a non-blank string of at most kMaxWorkflowIdBytes without `/` or control
+// characters, and not `.` or `..`.
 [[nodiscard]] Result<void> validate_workflow_id(std::string_view id);
 
 // An error of one workflow file: its name, the line (0 if unknown) and what was wrong.

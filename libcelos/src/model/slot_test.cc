@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/slot.h"
+#include "celos/workflow.h"
 
 using namespace celos;
 
@@ -91,4 +92,14 @@ TEST_CASE("illegal transitions are errors that name the slot and its state") {
   CHECK_FALSE(in(SlotStatus::kWaiting).running("x"));
   CHECK_FALSE(in(SlotStatus::kReady).success());
   CHECK_FALSE(in(SlotStatus::kReady).wait_timeout());
+}
+
+TEST_CASE("a workflow id is at most 200 bytes, and the error does not print all of it") {
+  CHECK(validate_workflow_id(std::string(200, 'w')));
+  auto too_long = validate_workflow_id(std::string(201, 'w'));
+  REQUIRE_FALSE(too_long);
+  CHECK(too_long.error().code == ErrorCode::kInvalid);
+  CHECK(too_long.error().message.find("200 bytes") != std::string::npos);
+  CHECK(too_long.error().message.size() < 200);
+  CHECK_FALSE(validate_workflow_id(std::string(300, 'x') + "\xF0\x9F\x98\x80"));
 }

@@ -23,6 +23,13 @@ Result<void> validate_workflow_id(std::string_view id) {
   };
   if (id.find_first_not_of(" \t\r\n") == std::string_view::npos) return bad("empty or blank");
   if (id == "." || id == "..") return bad("must not be . or ..");
+  // Ids name directories of the state database: every file system takes 200 bytes (most limit
+  // a name to 255), and the message must not print a megabyte.
+  if (id.size() > kMaxWorkflowIdBytes) {
+    return fail(fmt::format("invalid workflow id \"{}...\": longer than {} bytes ({})",
+                            id.substr(0, 40), kMaxWorkflowIdBytes, id.size()),
+                ErrorCode::kInvalid);
+  }
   for (char c : id) {
     if (c == '/') return bad("contains /");
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("contains a control character");
