@@ -204,7 +204,10 @@ class Handler(BaseHTTPRequestHandler):
             raise OozieError(400, "E0303", "E0303: Invalid parameter value, [offset/len]")
         fields = {"id": "id", "status": "status", "name": "appName", "user": "user"}
         with self.state.lock:
-            matching = [j for j in self.state.jobs.values()
+            # By id: a lookup each (as Oozie's index would), not a scan of every job.
+            candidates = ([self.state.jobs[i] for i in sorted(wanted["id"]) if i in self.state.jobs]
+                          if "id" in wanted else list(self.state.jobs.values()))
+            matching = [j for j in candidates
                         if all(j[fields[n]] in values for n, values in wanted.items())]
             page = [self.info(j) for j in matching[offset - 1:offset - 1 + length]]
         for entry in page:

@@ -44,6 +44,16 @@ void append_slot(std::string& out, const SlotState& state) {
   out += state.external_id ? json::serialize(json::string_view(*state.external_id)) : "null";
   out += R"(,"retryCount":)";
   out += std::to_string(state.retry_count);
+  // SPEC §16's optional keys, only where used: why the last attempt failed, when a retry may run.
+  if (state.message) {
+    out += R"(,"message":)";
+    out += json::serialize(json::string_view(*state.message));
+  }
+  if (state.retry_at) {
+    out += R"(,"retryAt":")";
+    append_time(out, *state.retry_at);
+    out += '"';
+  }
   out += '}';
 }
 

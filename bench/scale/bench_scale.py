@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Scheduler steps through celos-server's HTTP API, the way users meet them (issues 12, 18).
+
+    bench/scale/bench_scale.py [--server build/dev/celos-server/celos-server] [-n 1000]
+        [--latency-ms 20] [--io-concurrency 32] [--hdfs] [--late-hours 0] [--runs 3]
+
+Generates N hourly workflow files (one workflow each, 168 slots in the 7-day window) running
+on the fake Oozie of test/hadoop (with --latency-ms on every answer), optionally with an
+hdfsCheckTrigger on the fake WebHDFS (same latency), starts celos-server on a fresh --db and
+measures, through POST /scheduler?time=...:
+
+  start-up      until GET /workflow-list answers with N ids
+  first step    every slot of the window goes WAITING -> READY and is written
+  submit step   one slot per workflow is submitted and started (serial strategy, 1 at a time)
+  status step   only the status of the N RUNNING slots is asked (Oozie's job list)
+  steady step   nothing to submit, nothing changes (jobs still running)
+  RSS           of celos-server after the steps (VmRSS)
+  reads         GET /workflow-list and /workflow-slots with wrk (when installed), 5 s each
+
+With --hdfs the trigger of the current hour's slot waits for its path: the "check" step
+measures N distinct checks (plus --late-hours more per workflow for a day of late data).
+Each step is run --runs times on fresh data where it can be repeated (steady/status), and the
+median and worst are printed.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "test", "hadoop"))
+sys.path.insert(0, os.path.join(ROOT, "test"))
+from fake_process import FakeServer  # noqa: E402
+from e2e_util import free_port  # noqa: E402
+
+NOW = "2015-09-20T00:30Z"      # the window: 2015-09-13T01:00 .. 2015-09-20T00:00
+START = "2015-09-13T00:00Z"
+
+WORKFLOW = """celos.defineWorkflow({
+  "id": "wf-%(n)05d",
+  "schedule": celos.hourlySchedule(),
+  "schedulingStrategy": celos.serialSchedulingStrategy(1),
+  "trigger": %(trigger)s,
+  "externalService": celos.oozieExternalService(
+      {"oozie.wf.application.path": "/app/%(n)05d", "user.name": "celos"}, "%(oozie)s"),
+  "startTime": "%(start)s"
+});
+"""
+
+
+def http(method, url, timeout=600):
+    req = urllib.request.Request(url, method=method, data=b"" if method == "POST" else None)
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, r.read().decode()
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.dir = tempfile.mkdtemp(prefix="celos-scale-")
+        self.hdfs_root = os.path.join(self.dir, "hdfs")
+        os.makedirs(self.hdfs_root)
+        lat = ["--latency-ms", str(args.latency_ms)]
+        self.oozie = FakeServer("fake_oozie.py", *lat)
+        self.hdfs = FakeServer("fake_webhdfs.py", "--root", self.hdfs_root, *lat) if args.hdfs else None
+        self.port = free_port()
+        self.server = None
+
+    def url(self, path):
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def write_workflows(self):
+        wdir = os.path.join(self.dir, "workflows")
+        os.makedirs(wdir)
+        os.makedirs(os.path.join(self.dir, "defaults"))
+        for n in range(self.args.n):
+            if self.hdfs:
+                trigger = ('celos.hdfsCheckTrigger("/in/%05d/${year}-${month}-${day}/${hour}00", '
+                           '"webhdfs://127.0.0.1:%d")' % (n, self.hdfs.port))
+            else:
+                trigger = "celos.alwaysTrigger()"
+            with open(os.path.join(wdir, "wf-%05d.js" % n), "w") as f:
+                f.write(WORKFLOW % {"n": n, "trigger": trigger, "oozie": self.oozie.url("/oozie"),
+                                    "start": START})
+
+    def start_server(self):
+        cmd = [self.args.server, "--port", str(self.port), "--workflows",
+               os.path.join(self.dir, "workflows"), "--defaults", os.path.join(self.dir, "defaults"),
+               "--db", os.path.join(self.dir, "db"), "--create-db", "--logs",
+               os.path.join(self.dir, "logs"), "--io-concurrency", str(self.args.io_concurrency)]
+        self.log = open(os.path.join(self.dir, "server.err"), "w")
+        started = time.monotonic()
+        self.server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
+        while True:
+            try:
+                status, body = http("GET", self.url("/workflow-list"), timeout=5)
+                if status == 200 and len(json.loads(body)["ids"]) == self.args.n:
+                    return time.monotonic() - started
+            except OSError:
+                pass
+            if self.server.poll() is not None:
+                raise SystemExit("celos-server exited; see " + self.log.name)
+            time.sleep(0.02)
+
+    def step(self, at=NOW):
+        started = time.monotonic()
+        status, body = http("POST", self.url("/scheduler?time=" + urllib.parse.quote(at)))
+        took = time.monotonic() - started
+        if status != 200:
+            raise SystemExit("step failed: %s" % body)
+        return took, json.loads(body)
+
+    def wrk(self, path):
+        if not shutil.which("wrk"):
+            return "wrk not installed"
+        out = subprocess.run(["wrk", "-t2", "-c32", "-d5s", "--latency", self.url(path)],
+                             capture_output=True, text=True).stdout
+        rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+        p99 = re.search(r"\s99%\s+(\S+)", out)
+        return "%s req/s, p99 %s" % (rps.group(1) if rps else "?", p99.group(1) if p99 else "?")
+
+    def run(self):
+        a = self.args
+        self.write_workflows()
+        report = {"n": a.n, "latency_ms": a.latency_ms, "io_concurrency": a.io_concurrency}
+        report["startup_s"] = self.start_server()
+        if self.hdfs:
+            took, body = self.step()  # all WAITING, nothing present: N*(1+late) distinct checks
+            report["check_step_s"] = took
+            report["check_step_workflows"] = body.get("workflows")
+        else:
+            report["first_step_s"] = self.step()[0]
+            report["submit_step_s"] = self.step()[0]
+            self.oozie.control("/_control/reset")
+            report["status_steps_s"] = [self.step()[0] for _ in range(a.runs)]
+            report["oozie_requests_per_status_step"] = (
+                self.oozie.control("/_control/stats", "GET")["requests"] / a.runs)
+        report["rss_mib"] = rss_mib(self.server.pid)
+        report["workflow_list"] = self.wrk("/workflow-list")
+        report["workflow_slots"] = self.wrk("/workflow-slots?id=wf-00000")
+        return report
+
+    def close(self):
+        if self.server and self.server.poll() is None:
+            self.server.terminate()
+            self.server.wait(timeout=120)
+        self.oozie.stop()
+        if self.hdfs:
+            self.hdfs.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--server", default=os.path.join(ROOT, "build/dev/celos-server/celos-server"))
+    p.add_argument("-n", type=int, default=1000)
+    p.add_argument("--latency-ms", type=int, default=0)
+    p.add_argument("--io-concurrency", type=int, default=32)
+    p.add_argument("--hdfs", action="store_true")
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    bench = Bench(args)
+    try:
+        r = bench.run()
+    finally:
+        bench.close()
+    steps = r.get("status_steps_s")
+    if steps:
+        r["status_step_median_s"] = statistics.median(steps)
+        r["status_step_worst_s"] = max(steps)
+    print(json.dumps(r, indent=1))
+
+
+if __name__ == "__main__":
+    main()
