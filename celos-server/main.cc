@@ -26,6 +26,7 @@
 #include "celos/http_client.h"
 #include "celos/http_server.h"
 #include "celos/scheduler.h"
+#include "celos/slot_history.h"
 #include "celos/state_db.h"
 #include "celos/version.h"
 #include "celos/workflow_loader.h"
@@ -118,12 +119,14 @@ int main(int argc, char** argv) try {
       {.workflows_dir = workflows, .defaults_dir = defaults, .db_dir = db, .http = http,
        .oozie_user = user});
   celos::Scheduler scheduler(*source, *state_db, *file_systems);
+  auto history = celos::make_history_recorder(*state_db);
+  scheduler.add_listener(*history);
   // Load once before serving, so that reads never trigger the first load themselves.
   const auto config = scheduler.reload();
   spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
                config->workflows.size(), workflows, config->errors.size());
 
-  celos::Api api(scheduler);
+  celos::Api api(scheduler, {.clock = {}, .jobs_dir = db + "/jobs"});
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;
   server_options.host = host;

@@ -38,6 +38,8 @@ struct ApiOptions {
   // The current time; empty = the system clock.
   std::function<Time()> clock;
   std::string version = CELOS_VERSION;
+  // Where command and Slurm jobs keep their output (<db>/jobs), for /api/v1/slot-log.
+  std::string jobs_dir;
 };
 
 class Api {
@@ -74,6 +76,11 @@ class Api {
   HttpServerResponse post_kill(const HttpServerRequest& request) const;
   HttpServerResponse post_pause(const HttpServerRequest& request) const;
   HttpServerResponse get_version(const HttpServerRequest& request) const;
+  // operator_api.h, until the route table lands.
+  HttpServerResponse post_rerun_v1(const HttpServerRequest& request) const;
+  HttpServerResponse post_kill_v1(const HttpServerRequest& request) const;
+  HttpServerResponse get_slot_history(const HttpServerRequest& request) const;
+  HttpServerResponse get_slot_log(const HttpServerRequest& request) const;
 
   Scheduler& scheduler_;
   ApiOptions options_;

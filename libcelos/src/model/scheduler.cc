@@ -360,7 +360,8 @@ Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,
   return wf;
 }
 
-Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, Time now) {
+Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, Time now,
+                                   const std::string& by) {
   auto config = this->config();
   auto wf = find_slot(*config, workflow, slot_time);
   if (!wf) return tl::unexpected(wf.error());
@@ -374,11 +375,12 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),
                stored->has_value() ? to_string((*stored)->status) : "no state");
-  notify({SlotChange{*stored, *next, now, "api"}});
+  notify({SlotChange{*stored, *next, now, by}});
   return next;
 }
 
-Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
+Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, Time now,
+                                  const std::string& by) {
   auto config = this->config();
   auto wf = find_slot(*config, workflow, slot_time);
   if (!wf) return tl::unexpected(wf.error());
@@ -396,7 +398,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
   }
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   log_change(current, *next);
-  notify({SlotChange{*stored, *next, Time{}, "api"}});
+  notify({SlotChange{*stored, *next, now, by}});
   return next;
 }
 

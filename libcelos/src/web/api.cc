@@ -1,4 +1,5 @@
 #include "celos/api.h"
+#include "celos/operator_api.h"
 
 #include <algorithm>
 #include <exception>
@@ -149,6 +150,10 @@ const std::map<std::string, Route, std::less<>>& ApiRoutes::table() {
       {"/kill", {"POST", &Api::post_kill, true}},
       {"/pause", {"POST", &Api::post_pause, true}},
       {"/version", {"GET", &Api::get_version, false}},
+      {"/api/v1/rerun", {"POST", &Api::post_rerun_v1, true}},
+      {"/api/v1/kill", {"POST", &Api::post_kill_v1, true}},
+      {"/api/v1/slot-history", {"GET", &Api::get_slot_history, false}},
+      {"/api/v1/slot-log", {"GET", &Api::get_slot_log, false}},
   };
   return table;
 }
@@ -394,7 +399,7 @@ HttpServerResponse Api::get_trigger_status(const HttpServerRequest& request) con
 HttpServerResponse Api::post_rerun(const HttpServerRequest& request) const {
   auto slot = slot_params(request);
   if (!slot) return error_response(slot.error());
-  auto state = scheduler_.rerun(slot->workflow, slot->time, now());
+  auto state = scheduler_.rerun(slot->workflow, slot->time, now(), request_actor(request));
   if (!state) return error_response(state.error());
   return slot_response(*state);
 }
@@ -402,7 +407,7 @@ HttpServerResponse Api::post_rerun(const HttpServerRequest& request) const {
 HttpServerResponse Api::post_kill(const HttpServerRequest& request) const {
   auto slot = slot_params(request);
   if (!slot) return error_response(slot.error());
-  auto state = scheduler_.kill(slot->workflow, slot->time);
+  auto state = scheduler_.kill(slot->workflow, slot->time, now(), request_actor(request));
   if (!state) return error_response(state.error());
   return slot_response(*state);
 }
@@ -422,6 +427,26 @@ HttpServerResponse Api::post_pause(const HttpServerRequest& request) const {
   auto done = scheduler_.pause(*id, paused);
   if (!done) return error_response(done.error());
   return json_response(json::object{{"id", *id}, {"paused", paused}});
+}
+
+HttpServerResponse Api::post_rerun_v1(const HttpServerRequest& request) const {
+  auto range = range_operation(RangeAction::kRerun, scheduler_, request, now(),
+                               request_actor(request));
+  return range ? *range : post_rerun(request);
+}
+
+HttpServerResponse Api::post_kill_v1(const HttpServerRequest& request) const {
+  auto range =
+      range_operation(RangeAction::kKill, scheduler_, request, now(), request_actor(request));
+  return range ? *range : post_kill(request);
+}
+
+HttpServerResponse Api::get_slot_history(const HttpServerRequest& request) const {
+  return slot_history_response(scheduler_, request);
+}
+
+HttpServerResponse Api::get_slot_log(const HttpServerRequest& request) const {
+  return slot_log_response(scheduler_, options_.jobs_dir, request);
 }
 
 HttpServerResponse Api::get_version(const HttpServerRequest&) const {
