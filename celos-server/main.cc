@@ -12,11 +12,11 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/program_options.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -27,11 +27,11 @@
 #include "celos/http_server.h"
 #include "celos/scheduler.h"
 #include "celos/slot_history.h"
+#include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/version.h"
 #include "celos/workflow_loader.h"
 
-namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace {
@@ -39,20 +39,6 @@ namespace {
 struct StartupError {
   std::string message;
 };
-
-// A directory that must exist (workflows, defaults, an explicit --hadoop-conf).
-void require_dir(const std::string& what, const std::string& path) {
-  if (!fs::is_directory(path)) throw StartupError{what + " directory " + path + " does not exist"};
-}
-
-// db and logs are created when missing, but only one level deep: a missing parent is more
-// likely a typo than a wish.
-void ensure_dir(const std::string& what, const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return;
-  fs::create_directory(path, ec);
-  if (ec) throw StartupError{"cannot create " + what + " directory " + path + ": " + ec.message()};
-}
 
 void setup_logging(const std::string& logs_dir) {
   auto file = celos::make_daily_log_sink(logs_dir);
@@ -66,43 +52,17 @@ void setup_logging(const std::string& logs_dir) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  int port = -1, auto_schedule = 0;
-  std::string host, workflows, defaults, logs, db, hadoop_conf;
-  po::options_description options("celos-server options");
-  options.add_options()
-      ("help", "print this help and exit")
-      ("version", "print the version and exit")
-      ("port", po::value(&port), "HTTP port (required; 0 = any free port)")
-      ("host", po::value(&host)->default_value("127.0.0.1"), "address to listen on")
-      ("workflows", po::value(&workflows)->default_value("/etc/celos/workflows"), "workflows directory")
-      ("defaults", po::value(&defaults)->default_value("/etc/celos/defaults"), "defaults directory")
-      ("logs", po::value(&logs)->default_value("/var/log/celos"), "logs directory (created if missing)")
-      ("db", po::value(&db)->default_value("/var/lib/celos/db"), "state database directory (created if missing)")
-      ("autoSchedule", po::value(&auto_schedule), "seconds between automatic scheduler steps")
-      ("hadoop-conf", po::value(&hadoop_conf)->default_value("/etc/hadoop/conf"),
-       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, options), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << "Usage: celos-server --port N [options]\n" << options;
+  auto command_line = celos::parse_server_command_line(argc, argv, CELOS_VERSION);
+  if (!command_line) throw StartupError{command_line.error().message};
+  if (!command_line->options) {
+    std::cout << command_line->print;
     return 0;
   }
-  if (vm.count("version")) {
-    std::cout << "celos-server " << CELOS_VERSION << "\n";
-    return 0;
-  }
-  if (!vm.count("port")) throw StartupError{"--port is required"};
-  if (port < 0 || port > 65535) throw StartupError{"--port must be between 0 and 65535"};
-  if (vm.count("autoSchedule") && auto_schedule <= 0) {
-    throw StartupError{"--autoSchedule must be a positive number of seconds"};
-  }
-  require_dir("workflows", workflows);
-  require_dir("defaults", defaults);
-  if (!vm["hadoop-conf"].defaulted()) require_dir("Hadoop configuration", hadoop_conf);
-  ensure_dir("db", db);
-  ensure_dir("logs", logs);
-  setup_logging(logs);
+  const celos::ServerOptions& opts = *command_line->options;
+  if (auto ok = celos::prepare_server_directories(opts); !ok) throw StartupError{ok.error().message};
+  const std::string& workflows = opts.workflows_dir;
+  const std::string& db = opts.db_dir;
+  setup_logging(opts.logs_dir);
   // Before anything slow, so that an early SIGTERM is a clean stop too.
   boost::asio::io_context signals_context;
   boost::asio::signal_set signals(signals_context, SIGTERM, SIGINT);
@@ -110,13 +70,18 @@ int main(int argc, char** argv) try {
   const char* user_env = std::getenv("HADOOP_USER_NAME");
   const std::string user = user_env ? user_env : "";
   celos::Result<celos::HadoopConfig> hadoop_config = celos::HadoopConfig{};
-  if (fs::is_directory(hadoop_conf)) hadoop_config = celos::read_hadoop_config_dir(hadoop_conf);
+  if (fs::is_directory(opts.hadoop_conf_dir)) {
+    hadoop_config = celos::read_hadoop_config_dir(opts.hadoop_conf_dir);
+  }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
   auto http = celos::make_curl_http_client();
-  auto state_db = celos::make_file_state_database(celos::make_local_file_system(), db);
+  // Locks the directory (a second server on it exits 1, naming it and the holder's pid).
+  auto opened_db = celos::open_file_state_database(celos::make_local_file_system(), db);
+  if (!opened_db) throw std::runtime_error(opened_db.error().message);
+  auto state_db = std::move(*opened_db);
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
-      {.workflows_dir = workflows, .defaults_dir = defaults, .db_dir = db, .http = http,
+      {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
        .oozie_user = user});
   celos::Scheduler scheduler(*source, *state_db, *file_systems);
   auto history = celos::make_history_recorder(*state_db);
@@ -129,14 +94,14 @@ int main(int argc, char** argv) try {
   celos::Api api(scheduler, {.clock = {}, .jobs_dir = db + "/jobs"});
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;
-  server_options.host = host;
-  server_options.port = static_cast<std::uint16_t>(port);
+  server_options.host = opts.host;
+  server_options.port = static_cast<std::uint16_t>(opts.port);
   auto server = celos::start_async_http_server(server_options, celos::make_api_http_handler(api, worker));
-  spdlog::info("listening on {}:{}", host, server->port());
+  spdlog::info("listening on {}:{}", opts.host, server->port());
   std::optional<celos::PeriodicStepper> stepper;
-  if (auto_schedule > 0) {
-    stepper.emplace(api, worker, std::chrono::seconds(auto_schedule));
-    spdlog::info("stepping automatically every {} s", auto_schedule);
+  if (opts.auto_schedule_seconds > 0) {
+    stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
+    spdlog::info("stepping automatically every {} s", opts.auto_schedule_seconds);
   }
 
   signals.async_wait([](const boost::system::error_code&, int signal) {
@@ -152,9 +117,6 @@ int main(int argc, char** argv) try {
   return 0;
 } catch (const StartupError& e) {
   std::cerr << "celos-server: " << e.message << "\n";
-  return 2;
-} catch (const po::error& e) {
-  std::cerr << "celos-server: " << e.what() << " (see --help)\n";
   return 2;
 } catch (const std::exception& e) {
   // Once logging is set up, the log has it too (its console sink is stderr).

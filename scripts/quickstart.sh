@@ -124,7 +124,7 @@ trap 'stop; exit 143' TERM
 trap 'stop' EXIT
 
 "$server" --port "$port" --host 127.0.0.1 --workflows "$home/workflows" \
-  --defaults "$home/defaults" --db "$home/db" --logs "$home/logs" \
+  --defaults "$home/defaults" --db "$home/db" --create-db --logs "$home/logs" \
   --hadoop-conf "$home" --autoSchedule "$auto_schedule" \
   >>"$home/logs/celos-server.out" 2>&1 &
 server_pid=$!

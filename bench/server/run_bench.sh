@@ -51,7 +51,7 @@ PY
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$server" --port "$port" --workflows "$root/workflows" --defaults "$root/defaults" \
-  --db "$root/db" --logs "$root/logs" --hadoop-conf "$root" --autoSchedule 1 \
+  --db "$root/db" --create-db --logs "$root/logs" --hadoop-conf "$root" --autoSchedule 1 \
   2>"$root/server.err" &
 pid=$!
 for _ in $(seq 1 200); do

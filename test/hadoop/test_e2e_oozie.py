@@ -94,7 +94,7 @@ class HadoopEndToEndTest(unittest.TestCase):
         self.nn1 = FakeServer("fake_webhdfs.py", "--root", self.hdfs_root, "--standby")
         self.nn2 = FakeServer("fake_webhdfs.py", "--root", self.hdfs_root)
         self.oozie = FakeServer("fake_oozie.py", "--state", self.path("oozie-jobs.json"))
-        for name in ("workflows", "defaults", "conf"):
+        for name in ("workflows", "defaults", "conf", "db"):
             os.makedirs(self.path(name))
         with open(self.path("workflows/hadoop.js"), "w") as f:
             f.write(WORKFLOWS % {"oozie": self.oozie.url("/oozie")})

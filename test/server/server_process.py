@@ -44,6 +44,7 @@ class CelosServer:
         self.logs = os.path.join(self.root, "logs")
         os.makedirs(self.workflows)
         os.makedirs(self.defaults)
+        os.makedirs(self.db)
         for name, text in (workflows or {}).items():
             self.write_workflow(name, text)
         for name, text in (defaults or {}).items():
@@ -53,6 +54,8 @@ class CelosServer:
         self.args = list(args)
         self.process = None
         self.stderr_path = os.path.join(self.root, "stderr.txt")
+        self.cwd = None      # the server's working directory (None: the test's)
+        self.db_flag = None  # what is passed as --db (None: self.db)
         if start:
             self.start()
 
@@ -62,13 +65,13 @@ class CelosServer:
 
     def command(self):
         return [SERVER, "--port", str(self.port), "--workflows", self.workflows,
-                "--defaults", self.defaults, "--db", self.db, "--logs", self.logs,
+                "--defaults", self.defaults, "--db", self.db_flag or self.db, "--logs", self.logs,
                 "--hadoop-conf", self.root] + self.args
 
     def start(self):
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
-                                        stderr=self.stderr)
+                                        stderr=self.stderr, cwd=self.cwd)
 
         def up():
             if self.process.poll() is not None:
@@ -87,8 +90,9 @@ class CelosServer:
     def url(self, target):
         return "http://127.0.0.1:%d%s" % (self.port, target)
 
-    def request(self, method, target, timeout=30, body=None):
-        req = urllib.request.Request(self.url(target), method=method, data=body)
+    def request(self, method, target, timeout=30, body=None, headers=None):
+        req = urllib.request.Request(self.url(target), method=method, data=body,
+                                     headers=headers or {})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as res:
                 return Reply(res.status, res.read().decode(), res.headers)

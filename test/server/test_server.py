@@ -452,7 +452,14 @@ class CommandLineTest(unittest.TestCase):
                 self.assertIn(word, result.stderr)
                 self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
 
-    def test_db_and_logs_are_created_when_their_parent_exists(self):
+    def test_a_missing_db_is_refused_unless_create_db_and_logs_are_created(self):
+        os.rmdir(self.server.db)
+        result = subprocess.run(self.server.command(), capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn(self.server.db, result.stderr)
+        self.assertIn("--create-db", result.stderr)
+        self.assertFalse(os.path.exists(self.server.db))
+        self.server.args.append("--create-db")
         self.server.start()
         self.assertTrue(os.path.isdir(self.server.db))
         self.assertTrue(os.path.isdir(self.server.logs))

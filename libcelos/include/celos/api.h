@@ -5,10 +5,8 @@
 //   make_api_http_handler   reads answered at once, mutations queued on the worker
 //   PeriodicStepper  --autoSchedule: a step every N seconds through the worker
 //
-// Endpoints: POST /scheduler[?time=T][&ids=a,b], POST /clear-cache, GET /workflow-list,
-// GET /workflow-slots?id=W[&start=S][&end=E], GET /slot-state?id=W&time=T,
-// GET /trigger-status?id=W&time=T, POST /rerun?id=W&time=T, POST /kill?id=W&time=T,
-// POST /pause?id=W&paused=true|false, GET /version. docs/http-api.md has the shapes.
+// Routes are data (celos/route_table.h): the §6 endpoints are served at their legacy paths and
+// under /api/v1/; docs/http-api.md has the shapes.
 //
 // Errors are {"error": "..."}: 400 bad or missing parameter (the message names it) or illegal
 // transition, 404 unknown workflow/slot/path, 405 wrong method (with an Allow header), 502 an
@@ -28,6 +26,7 @@
 #include <utility>
 
 #include "celos/http_server.h"
+#include "celos/route_table.h"
 #include "celos/scheduler.h"
 #include "celos/time.h"
 #include "celos/version.h"
@@ -44,48 +43,43 @@ struct ApiOptions {
 
 class Api {
  public:
-  // `scheduler` must outlive the Api.
+  // `scheduler` must outlive the Api. Registers the §6 routes (at their legacy paths and under
+  // /api/v1/); other files add theirs through routes() before the server starts.
   explicit Api(Scheduler& scheduler, ApiOptions options = {});
 
-  // Answers one request. Thread-safe: reads run concurrently with anything; mutations (steps,
-  // clear-cache, rerun, kill, pause) are serialized among themselves by an internal mutex.
+  // The route table: add routes before serving (not thread-safe while adding).
+  RouteTable& routes() { return routes_; }
+  const RouteTable& routes() const { return routes_; }
+
+  // Answers one request. Thread-safe: reads run concurrently with anything; mutating routes
+  // are serialized among themselves (and with step()) by an internal mutex.
   // Never throws: a bug becomes a 500.
   HttpServerResponse handle(const HttpServerRequest& request) const;
 
-  // True for the requests that step or change state (POST on a mutating endpoint): the server
-  // runs these on its SerialWorker so that they never hold a connection thread.
-  static bool is_mutation(const HttpServerRequest& request);
+  // True for the requests that step or change state (the method of a mutating route): the
+  // server runs these on its SerialWorker so that they never hold a connection thread.
+  bool is_mutation(const HttpServerRequest& request) const;
 
   // One step, serialized with the mutations, logged with its duration.
   StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt) const;
+  // A step for a handler that already holds the mutation lock (a mutating route's handler).
+  StepReport step_locked(Time now, const std::optional<std::set<std::string>>& ids) const;
 
   Time now() const;
+  Scheduler& scheduler() const { return scheduler_; }
+  const ApiOptions& options() const { return options_; }
 
  private:
-  friend struct ApiRoutes;  // the endpoint table in api.cc
-  HttpServerResponse route(const HttpServerRequest& request) const;
-  StepReport run_step(Time now, const std::optional<std::set<std::string>>& ids) const;
-  HttpServerResponse post_scheduler(const HttpServerRequest& request) const;
-  HttpServerResponse post_clear_cache(const HttpServerRequest& request) const;
-  HttpServerResponse get_workflow_list(const HttpServerRequest& request) const;
-  HttpServerResponse get_workflow_slots(const HttpServerRequest& request) const;
-  HttpServerResponse get_multi_workflow_slots(const HttpServerRequest& request) const;
-  HttpServerResponse get_slot_state(const HttpServerRequest& request) const;
-  HttpServerResponse get_trigger_status(const HttpServerRequest& request) const;
-  HttpServerResponse post_rerun(const HttpServerRequest& request) const;
-  HttpServerResponse post_kill(const HttpServerRequest& request) const;
-  HttpServerResponse post_pause(const HttpServerRequest& request) const;
-  HttpServerResponse get_version(const HttpServerRequest& request) const;
-  // operator_api.h, until the route table lands.
-  HttpServerResponse post_rerun_v1(const HttpServerRequest& request) const;
-  HttpServerResponse post_kill_v1(const HttpServerRequest& request) const;
-  HttpServerResponse get_slot_history(const HttpServerRequest& request) const;
-  HttpServerResponse get_slot_log(const HttpServerRequest& request) const;
+  HttpServerResponse dispatch(const HttpServerRequest& request) const;
 
   Scheduler& scheduler_;
   ApiOptions options_;
+  RouteTable routes_;
   mutable std::mutex mutation_mutex_;
 };
+
+// The §6 routes (api_handlers.cc), registered by Api's constructor.
+void register_core_routes(RouteTable& table, const Api& api);
 
 // Runs jobs one at a time, in the order posted, on its own thread.
 class SerialWorker {

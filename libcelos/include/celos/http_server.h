@@ -21,6 +21,10 @@ struct HttpServerRequest {
   std::map<std::string, std::string> headers;     // names lower-case
   std::string body;
   std::string remote;  // peer address, for logs
+  // Set by celos::Api before a route's handler runs: the values of the route's `{name}` path
+  // segments, and the name of the token that authenticated the request (empty: anonymous).
+  std::map<std::string, std::string> path_params;
+  std::string token_name;
 };
 
 struct HttpServerResponse {

@@ -13,21 +13,26 @@
 
 #include "celos/http_server.h"
 #include "celos/range_ops.h"
+#include "celos/route_table.h"
 #include "celos/scheduler.h"
 
 namespace celos {
 
+class Api;
+
+// Registers the routes above on `table` (called by Api's constructor); `api` must outlive them.
+void register_operator_routes(RouteTable& table, const Api& api);
+
 // "api:<token name or anonymous>@<client address without port>" for a request.
 std::string request_actor(const HttpServerRequest& request, std::string_view token_name = {});
 
-// /api/v1/rerun and /api/v1/kill. Nothing when the request is a §6 single-slot one (`time`
-// without dryRun=true): the caller answers it as the legacy endpoint does. Otherwise the range
-// answer {"dryRun", "slots":[{"time","from","to"}], "skipped":[{"time","status","reason"}]}
-// (with `time` and dryRun=true: the range of that one slot). Must run serialized with the
-// other mutations.
-std::optional<HttpServerResponse> range_operation(RangeAction action, Scheduler& scheduler,
-                                                  const HttpServerRequest& request, Time now,
-                                                  const std::string& by);
+// /api/v1/rerun and /api/v1/kill. A §6 single-slot request (`time` without dryRun=true) is
+// answered as the legacy endpoint does; otherwise the range answer {"dryRun", "slots":
+// [{"time","from","to"}], "skipped":[{"time","status","reason"}]} (with `time` and
+// dryRun=true: the range of that one slot). Must run serialized with the other mutations.
+HttpServerResponse range_operation(RangeAction action, Scheduler& scheduler,
+                                   const HttpServerRequest& request, Time now,
+                                   const std::string& by);
 
 // GET /api/v1/slot-history: [{"at","from","to","externalID","retryCount","by"}], oldest first.
 HttpServerResponse slot_history_response(Scheduler& scheduler, const HttpServerRequest& request);

@@ -305,18 +305,21 @@ TEST_CASE("clear-cache reloads and version answers the version string") {
   CHECK(w.call_json("GET", "/version").at("version").as_string() == "9.9.9");
 }
 
-TEST_CASE("Only POSTs to mutating endpoints count as mutations") {
+TEST_CASE("Only POSTs to mutating endpoints count as mutations, under /api/v1/ too") {
+  World w;
+  const Api& api = *w.api;
   auto request = [](std::string method, std::string path) {
     HttpServerRequest r;
     r.method = std::move(method);
     r.path = std::move(path);
     return r;
   };
-  CHECK(Api::is_mutation(request("POST", "/scheduler")));
-  CHECK(Api::is_mutation(request("POST", "/kill")));
-  CHECK_FALSE(Api::is_mutation(request("GET", "/scheduler")));
-  CHECK_FALSE(Api::is_mutation(request("GET", "/workflow-slots")));
-  CHECK_FALSE(Api::is_mutation(request("POST", "/nowhere")));
+  CHECK(api.is_mutation(request("POST", "/scheduler")));
+  CHECK(api.is_mutation(request("POST", "/kill")));
+  CHECK(api.is_mutation(request("POST", "/api/v1/kill/")));
+  CHECK_FALSE(api.is_mutation(request("GET", "/scheduler")));
+  CHECK_FALSE(api.is_mutation(request("GET", "/workflow-slots")));
+  CHECK_FALSE(api.is_mutation(request("POST", "/nowhere")));
 }
 
 TEST_CASE("The worker lets the running job finish and cancels the queued ones when stopped") {

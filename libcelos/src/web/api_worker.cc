@@ -69,7 +69,7 @@ void SerialWorker::loop() {
 
 AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker) {
   return [&api, &worker](HttpServerRequest request, HttpResponder respond) {
-    if (!Api::is_mutation(request)) return respond(api.handle(request));
+    if (!api.is_mutation(request)) return respond(api.handle(request));
     auto shared = std::make_shared<const HttpServerRequest>(std::move(request));
     const bool queued = worker.post(
         [&api, shared, respond] { respond(api.handle(*shared)); },

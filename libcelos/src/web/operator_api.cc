@@ -5,51 +5,29 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "api_params.h"
+#include "celos/api.h"
 #include "celos/job_output.h"
 #include "celos/slot_history.h"
+#include "slot_json.h"
 
 namespace celos {
 namespace {
 
 namespace json = boost::json;
 
-HttpServerResponse json_body(const json::value& value) {
-  HttpServerResponse response;
-  response.body = json::serialize(value);
-  return response;
+Result<Time> time_param(const HttpServerRequest& request, const std::string& name) {
+  return required_time_param(request, name);
 }
 
-HttpServerResponse error_of(const Error& error) {
-  switch (error.code) {
-    case ErrorCode::kInvalid: return json_error(400, error.message);
-    case ErrorCode::kNotFound: return json_error(404, error.message);
-    case ErrorCode::kFailed: return json_error(502, error.message);
-    case ErrorCode::kCorrupt: return json_error(500, error.message);
-  }
-  return json_error(500, error.message);
-}
+Result<SlotId> slot_of(const HttpServerRequest& request) { return slot_params(request); }
+
+HttpServerResponse json_body(const json::value& value) { return json_response(value); }
+
+HttpServerResponse error_of(const Error& error) { return error_response(error); }
 
 Result<std::string> required(const HttpServerRequest& request, const std::string& name) {
-  const std::string* value = query_param(request, name);
-  if (value == nullptr) return fail("missing parameter: " + name, ErrorCode::kInvalid);
-  if (value->empty()) return fail("empty parameter: " + name, ErrorCode::kInvalid);
-  return *value;
-}
-
-Result<Time> time_param(const HttpServerRequest& request, const std::string& name) {
-  auto text = required(request, name);
-  if (!text) return tl::unexpected(text.error());
-  auto t = parse_time(*text);
-  if (!t) return fail("parameter " + name + ": " + t.error().message, ErrorCode::kInvalid);
-  return *t;
-}
-
-Result<SlotId> slot_of(const HttpServerRequest& request) {
-  auto id = required(request, "id");
-  if (!id) return tl::unexpected(id.error());
-  auto time = time_param(request, "time");
-  if (!time) return tl::unexpected(time.error());
-  return SlotId{*id, *time};
+  return required_param(request, name);
 }
 
 Result<bool> dry_run_param(const HttpServerRequest& request) {
@@ -137,15 +115,19 @@ std::string request_actor(const HttpServerRequest& request, std::string_view tok
   return api_actor(token_name, client);
 }
 
-std::optional<HttpServerResponse> range_operation(RangeAction action, Scheduler& scheduler,
-                                                  const HttpServerRequest& request, Time now,
-                                                  const std::string& by) {
+HttpServerResponse range_operation(RangeAction action, Scheduler& scheduler,
+                                   const HttpServerRequest& request, Time now,
+                                   const std::string& by) {
   auto dry_run = dry_run_param(request);
   if (!dry_run) return error_of(dry_run.error());
   auto r = range_request(request, scheduler);
   if (!r) return error_of(r.error());
-  if (query_param(request, "time") != nullptr && !*dry_run) {
-    return std::nullopt;  // the §6 single-slot form (SPEC §16)
+  if (query_param(request, "time") != nullptr && !*dry_run) {  // the §6 form (SPEC §16)
+    auto state = action == RangeAction::kRerun
+                     ? scheduler.rerun(r->workflow, r->start, now, by)
+                     : scheduler.kill(r->workflow, r->start, now, by);
+    if (!state) return error_of(state.error());
+    return slot_response(*state);
   }
   r->dry_run = *dry_run;
   r->now = now;
@@ -230,6 +212,74 @@ HttpServerResponse slot_log_response(Scheduler& scheduler, const std::string& jo
   response.content_type = "text/plain; charset=utf-8";
   response.body = std::move(*output);
   return response;
+}
+
+}  // namespace celos
+
+namespace celos {
+namespace {
+
+RouteParam query(std::string name, std::string description, bool required = false,
+                 std::string format = {}) {
+  return {.name = std::move(name), .format = std::move(format), .required = required,
+          .description = std::move(description)};
+}
+
+std::vector<RouteParam> range_params() {
+  return {query("id", "the workflow's id", true),
+          query("time", "one slot (instead of start and end)", false, "date-time"),
+          query("start", "the range's start (inclusive)", false, "date-time"),
+          query("end", "the range's end (exclusive)", false, "date-time"),
+          query("status", "only slots in these statuses, e.g. FAILURE,WAIT_TIMEOUT"),
+          {.name = "dryRun", .type = "boolean", .description = "true: change nothing, say what would change"}};
+}
+
+constexpr const char* kRangeSchema =
+    R"({"type":"object","properties":{"dryRun":{"type":"boolean"},)"
+    R"("slots":{"type":"array","items":{"type":"object","properties":{"time":{"type":"string"},)"
+    R"("from":{"type":["string","null"]},"to":{"type":"string"}}}},)"
+    R"("skipped":{"type":"array","items":{"type":"object","properties":{)"
+    R"("time":{"type":"string"},"status":{"type":"string"},"reason":{"type":"string"}}}}}})";
+
+}  // namespace
+
+void register_operator_routes(RouteTable& table, const Api& api) {
+  auto range = [&api](RangeAction action) {
+    return [&api, action](const HttpServerRequest& r) {
+      return range_operation(action, api.scheduler(), r, api.now(),
+                             request_actor(r, r.token_name));
+    };
+  };
+  table.add({.method = "POST", .path = "/rerun", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kV1,
+             .summary = "Rerun a slot, or the slots of a range (start/end, status, dryRun)",
+             .params = range_params(), .response_schema = kRangeSchema,
+             .handler = range(RangeAction::kRerun)});
+  table.add({.method = "POST", .path = "/kill", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kV1,
+             .summary = "Kill a slot, or the slots of a range (start/end, status, dryRun)",
+             .params = range_params(), .response_schema = kRangeSchema,
+             .handler = range(RangeAction::kKill)});
+  const std::vector<RouteParam> slot = {query("id", "the workflow's id", true),
+                                        query("time", "the slot's time", true, "date-time")};
+  table.add({.method = "GET", .path = "/slot-history", .mount = Mount::kV1,
+             .summary = "Every state change of a slot, oldest first", .params = slot,
+             .response_schema = R"({"type":"array","items":{"type":"object"}})",
+             .handler = [&api](const HttpServerRequest& r) {
+               return slot_history_response(api.scheduler(), r);
+             }});
+  auto log_params = slot;
+  log_params.push_back({.name = "stream", .description = "stdout (default) or stderr",
+                        .enum_values = {"stdout", "stderr"}});
+  log_params.push_back({.name = "tail", .type = "integer",
+                        .description = "bytes from the end, 1 to 16 MiB (default 65536)"});
+  table.add({.method = "GET", .path = "/slot-log", .mount = Mount::kV1,
+             .summary = "The output of the slot's latest command or Slurm job (text)",
+             .params = log_params, .response_schema = R"({"type":"string"})",
+             .content_type = "text/plain; charset=utf-8",
+             .handler = [&api](const HttpServerRequest& r) {
+               return slot_log_response(api.scheduler(), api.options().jobs_dir, r);
+             }});
 }
 
 }  // namespace celos

@@ -1,0 +1,55 @@
+// celos-server's command line (SPEC §8, §11, §16). Parsing and start-up checks live in the
+// library so that every rejection ("a clear message and a non-zero exit") is unit-tested;
+// celos-server/main.cc only wires things together.
+//
+// Adding a flag: a member here, a line in describe_server_options() and a line in
+// server_options_from() (libcelos/src/web/server_command_line.cc), a test beside it, and a row
+// in docs/command-line.md.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "celos/error.h"
+
+namespace celos {
+
+struct ServerOptions {
+  int port = -1;
+  std::string host = "127.0.0.1";
+  // Directories, always absolute (relative ones are resolved against the directory the server
+  // was started in: the command service's job wrapper changes directory).
+  std::string workflows_dir = "/etc/celos/workflows";
+  std::string defaults_dir = "/etc/celos/defaults";
+  std::string logs_dir = "/var/log/celos";
+  std::string db_dir = "/var/lib/celos/db";
+  std::string hadoop_conf_dir = "/etc/hadoop/conf";
+  bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
+  bool create_db = false;          // --create-db: create a missing --db (first installs)
+  int auto_schedule_seconds = 0;   // 0 = no automatic stepping
+};
+
+// What the command line asked for: options to run, or a text to print and exit 0 (--help,
+// --version).
+struct ServerCommandLine {
+  std::optional<ServerOptions> options;
+  std::string print;
+};
+
+// Parses and validates celos-server's arguments (argv[0] is the program name). Errors are
+// kInvalid with one line (no newline) that names the flag; the caller exits 2.
+// `version` is printed for --version.
+[[nodiscard]] Result<ServerCommandLine> parse_server_command_line(int argc,
+                                                                  const char* const* argv,
+                                                                  const std::string& version);
+
+// Start-up checks of the directories (exit 2 on failure, one line naming the directory):
+// workflows, defaults and an explicit --hadoop-conf must exist; the logs directory is created
+// when its parent exists; a missing --db is refused unless --create-db (a mistyped --db must
+// never start a scheduler on an empty state).
+[[nodiscard]] Result<void> prepare_server_directories(const ServerOptions& options);
+
+// `path` made absolute against the current directory and normalised ("" stays "").
+std::string absolute_directory(const std::string& path);
+
+}  // namespace celos

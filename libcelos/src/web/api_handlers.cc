@@ -1,0 +1,276 @@
+// The §6 routes: served at their legacy paths and under /api/v1/ (SPEC §13), answers exactly as
+// in SPEC §6.
+#include <spdlog/spdlog.h>
+
+#include <fmt/format.h>
+
+#include "api_params.h"
+#include "celos/api.h"
+#include "celos/operator_api.h"
+#include "slot_json.h"
+
+namespace celos {
+namespace {
+
+namespace json = boost::json;
+
+RouteParam id_param(std::string description = "the workflow's id") {
+  return {.name = "id", .required = true, .description = std::move(description)};
+}
+RouteParam time_param(std::string name, bool required, std::string description) {
+  return {.name = std::move(name), .format = "date-time", .required = required,
+          .description = std::move(description)};
+}
+
+constexpr const char* kSlotRef = R"({"$ref":"#/components/schemas/Slot"})";
+
+HttpServerResponse post_scheduler(const Api& api, const HttpServerRequest& request) {
+  auto time = optional_time_param(request, "time");
+  if (!time) return error_response(time.error());
+  std::optional<std::set<std::string>> ids;
+  if (const std::string* list = query_param(request, "ids")) {
+    ids = split_list(*list);
+    if (ids->empty()) return json_error(400, "empty parameter: ids");
+  }
+  const Time at = time->value_or(api.now());
+  const StepReport report = api.step_locked(at, ids);
+  json::array errors;
+  for (const auto& e : report.errors) errors.emplace_back(e);
+  return json_response(json::object{{"time", format_time(at)},
+                                    {"workflows", report.workflows},
+                                    {"changed", report.changed},
+                                    {"submitted", report.submitted},
+                                    {"errors", std::move(errors)},
+                                    {"durationMs", report.duration.count()}});
+}
+
+HttpServerResponse post_clear_cache(const Api& api) {
+  const WorkflowConfigPtr config = api.scheduler().reload();
+  json::array errors;
+  for (const auto& e : config->errors) {
+    errors.emplace_back(e.line > 0 ? fmt::format("{}:{}: {}", e.file, e.line, e.message)
+                                   : fmt::format("{}: {}", e.file, e.message));
+  }
+  spdlog::info("workflows reloaded: {} workflows, {} load errors", config->workflows.size(),
+               config->errors.size());
+  return json_response(json::object{{"workflows", config->workflows.size()},
+                                    {"errors", std::move(errors)}});
+}
+
+HttpServerResponse get_workflow_list(const Api& api) {
+  const WorkflowConfigPtr config = api.scheduler().config();
+  json::array ids;
+  ids.reserve(config->workflows.size());
+  for (const auto& [id, workflow] : config->workflows) ids.emplace_back(id);  // map: sorted
+  return json_response(json::object{{"ids", std::move(ids)}});
+}
+
+HttpServerResponse get_workflow_slots(const Api& api, const HttpServerRequest& request) {
+  auto id = required_param(request, "id");
+  if (!id) return error_response(id.error());
+  auto range = slot_range(request, api.now());
+  if (!range) return error_response(range.error());
+  const WorkflowConfigPtr config = api.scheduler().config();
+  const Workflow* workflow = config->find(*id);
+  if (workflow == nullptr) return json_error(404, "unknown workflow: " + *id);
+  HttpServerResponse response;
+  response.body = "{";
+  if (auto ok = append_workflow_slots(response.body, api.scheduler(), *workflow, *range); !ok) {
+    return error_response(ok.error());
+  }
+  response.body += '}';
+  return response;
+}
+
+// The workflows named by `ids` in the order given, or all of them (sorted).
+Result<std::vector<const Workflow*>> listed_workflows(const WorkflowConfig& config,
+                                                      const std::string* ids) {
+  std::vector<const Workflow*> workflows;
+  if (ids == nullptr || ids->empty()) {
+    for (const auto& [id, workflow] : config.workflows) workflows.push_back(&workflow);
+    return workflows;
+  }
+  std::string_view rest = *ids;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string id(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    if (id.empty()) continue;
+    const Workflow* workflow = config.find(id);
+    if (workflow == nullptr) return fail("unknown workflow: " + id, ErrorCode::kNotFound);
+    workflows.push_back(workflow);
+  }
+  return workflows;
+}
+
+HttpServerResponse get_multi_workflow_slots(const Api& api, const HttpServerRequest& request) {
+  auto range = slot_range(request, api.now());
+  if (!range) return error_response(range.error());
+  const WorkflowConfigPtr config = api.scheduler().config();
+  auto workflows = listed_workflows(*config, query_param(request, "ids"));
+  if (!workflows) return error_response(workflows.error());
+  HttpServerResponse response;
+  std::string& body = response.body;
+  body = R"({"workflows":[)";
+  for (std::size_t i = 0; i < workflows->size(); ++i) {
+    const Workflow& workflow = *(*workflows)[i];
+    if (i > 0) body += ',';
+    body += R"({"id":)";
+    body += json::serialize(json::string_view(workflow.id));
+    body += ',';
+    const std::size_t mark = body.size();
+    if (auto ok = append_workflow_slots(body, api.scheduler(), workflow, *range); !ok) {
+      // One unreadable workflow must not blank the others: it carries its own error.
+      body.resize(mark);
+      body += R"("info":{"url":null,"contacts":[]},"paused":false,"slots":[],"error":)";
+      body += json::serialize(json::string_view(ok.error().message));
+    }
+    body += '}';
+  }
+  body += "]}";
+  return response;
+}
+
+HttpServerResponse get_slot_state(const Api& api, const HttpServerRequest& request) {
+  auto slot = slot_params(request);
+  if (!slot) return error_response(slot.error());
+  auto state = api.scheduler().slot_state(slot->workflow, slot->time);
+  if (!state) return error_response(state.error());
+  return slot_response(*state);
+}
+
+HttpServerResponse get_trigger_status(const Api& api, const HttpServerRequest& request) {
+  auto slot = slot_params(request);
+  if (!slot) return error_response(slot.error());
+  auto status = api.scheduler().trigger_status(slot->workflow, slot->time, api.now());
+  if (!status) return error_response(status.error());
+  return json_response(trigger_json(*status));
+}
+
+HttpServerResponse post_rerun(const Api& api, const HttpServerRequest& request) {
+  auto slot = slot_params(request);
+  if (!slot) return error_response(slot.error());
+  auto state = api.scheduler().rerun(slot->workflow, slot->time, api.now(),
+                                     request_actor(request, request.token_name));
+  if (!state) return error_response(state.error());
+  return slot_response(*state);
+}
+
+HttpServerResponse post_kill(const Api& api, const HttpServerRequest& request) {
+  auto slot = slot_params(request);
+  if (!slot) return error_response(slot.error());
+  auto state = api.scheduler().kill(slot->workflow, slot->time, api.now(),
+                                    request_actor(request, request.token_name));
+  if (!state) return error_response(state.error());
+  return slot_response(*state);
+}
+
+HttpServerResponse post_pause(const Api& api, const HttpServerRequest& request) {
+  auto id = required_param(request, "id");
+  if (!id) return error_response(id.error());
+  auto paused_text = required_param(request, "paused");
+  if (!paused_text) return error_response(paused_text.error());
+  if (*paused_text != "true" && *paused_text != "false") {
+    return json_error(400, "parameter paused: must be true or false, not \"" + *paused_text + "\"");
+  }
+  const bool paused = *paused_text == "true";
+  if (api.scheduler().config()->find(*id) == nullptr) {
+    return json_error(404, "unknown workflow: " + *id);
+  }
+  auto done = api.scheduler().pause(*id, paused);
+  if (!done) return error_response(done.error());
+  return json_response(json::object{{"id", *id}, {"paused", paused}});
+}
+
+// Binds a handler to the Api: handlers are plain functions of (api, request).
+template <class F>
+RouteHandler bind(const Api& api, F f) {
+  if constexpr (std::is_invocable_v<F, const Api&, const HttpServerRequest&>) {
+    return [&api, f](const HttpServerRequest& request) { return f(api, request); };
+  } else {
+    return [&api, f](const HttpServerRequest&) { return f(api); };
+  }
+}
+
+void register_mutations(RouteTable& table, const Api& api) {
+  const auto slot_time = time_param("time", true, "the slot's time (a slot of the schedule)");
+  table.add({.method = "POST", .path = "/scheduler", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kLegacyAndV1,
+             .summary = "One scheduler step at `time` for all or the listed workflows",
+             .params = {time_param("time", false, "the step's time (default: now)"),
+                        {.name = "ids", .description = "comma-separated workflow ids"}},
+             .response_schema = R"({"$ref":"#/components/schemas/StepReport"})",
+             .handler = bind(api, post_scheduler)});
+  table.add({.method = "POST", .path = "/clear-cache", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kLegacyAndV1, .summary = "Reload the workflow files now",
+             .response_schema = R"({"type":"object","properties":{"workflows":{"type":"integer"},)"
+                                R"("errors":{"type":"array","items":{"type":"string"}}}})",
+             .handler = bind(api, post_clear_cache)});
+  // Legacy path only: /api/v1/rerun and /api/v1/kill also take ranges (operator_api.cc).
+  table.add({.method = "POST", .path = "/rerun", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kRoot, .summary = "Rerun a slot (from a final state)",
+             .params = {id_param(), slot_time}, .response_schema = kSlotRef,
+             .handler = bind(api, post_rerun)});
+  table.add({.method = "POST", .path = "/kill", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kRoot, .summary = "Kill a slot (and its external job)",
+             .params = {id_param(), slot_time}, .response_schema = kSlotRef,
+             .handler = bind(api, post_kill)});
+  table.add({.method = "POST", .path = "/pause", .role = Role::kOperator, .mutates = true,
+             .mount = Mount::kLegacyAndV1, .summary = "Pause or unpause a workflow",
+             .params = {id_param(), {.name = "paused", .type = "boolean", .required = true,
+                                     .description = "true to pause, false to unpause"}},
+             .response_schema = R"({"type":"object","properties":{"id":{"type":"string"},)"
+                                R"("paused":{"type":"boolean"}}})",
+             .handler = bind(api, post_pause)});
+}
+
+void register_reads(RouteTable& table, const Api& api) {
+  const auto range = std::vector<RouteParam>{
+      time_param("start", false, "start of the range (default: end - 7 days)"),
+      time_param("end", false, "end of the range, exclusive (default: now)")};
+  const auto slot = std::vector<RouteParam>{id_param(), time_param("time", true, "the slot's time")};
+  auto slots_params = range;
+  slots_params.insert(slots_params.begin(), id_param());
+  auto multi_params = range;
+  multi_params.insert(multi_params.begin(),
+                      {.name = "ids", .description = "comma-separated workflow ids (default: all)"});
+  table.add({.method = "GET", .path = "/workflow-list", .mount = Mount::kLegacyAndV1,
+             .summary = "The ids of the loaded workflows, sorted",
+             .response_schema = R"({"type":"object","properties":{"ids":{"type":"array",)"
+                                R"("items":{"type":"string"}}}})",
+             .handler = bind(api, get_workflow_list)});
+  table.add({.method = "GET", .path = "/workflow-slots", .mount = Mount::kLegacyAndV1,
+             .summary = "A workflow's info, pause flag and slots in a range, newest first",
+             .params = slots_params,
+             .response_schema = R"({"$ref":"#/components/schemas/WorkflowSlots"})",
+             .handler = bind(api, get_workflow_slots)});
+  table.add({.method = "GET", .path = "/multi-workflow-slots", .mount = Mount::kLegacyAndV1,
+             .summary = "The slots of many workflows in one answer (used by celos-ui)",
+             .params = multi_params,
+             .response_schema = R"({"type":"object","properties":{"workflows":{"type":"array",)"
+                                R"("items":{"$ref":"#/components/schemas/WorkflowSlots"}}}})",
+             .handler = bind(api, get_multi_workflow_slots)});
+  table.add({.method = "GET", .path = "/slot-state", .mount = Mount::kLegacyAndV1,
+             .summary = "One stored slot (404 if nothing is stored)", .params = slot,
+             .response_schema = kSlotRef, .handler = bind(api, get_slot_state)});
+  table.add({.method = "GET", .path = "/trigger-status", .mount = Mount::kLegacyAndV1,
+             .summary = "The trigger's status tree for a slot", .params = slot,
+             .response_schema = R"({"$ref":"#/components/schemas/TriggerStatus"})",
+             .handler = bind(api, get_trigger_status)});
+  table.add({.method = "GET", .path = "/version", .mount = Mount::kLegacyAndV1,
+             .summary = "The server's version",
+             .response_schema = R"({"type":"object","properties":{"version":{"type":"string"}}})",
+             .while_loading = true,
+             .handler = [&api](const HttpServerRequest&) {
+               return json_response(json::object{{"version", api.options().version}});
+             }});
+}
+
+}  // namespace
+
+void register_core_routes(RouteTable& table, const Api& api) {
+  register_mutations(table, api);
+  register_reads(table, api);
+}
+
+}  // namespace celos

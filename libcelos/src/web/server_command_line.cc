@@ -1,0 +1,166 @@
+// celos-server's command line (SPEC §8). See celos/server_options.h.
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <sstream>
+#include <system_error>
+
+#include "celos/server_options.h"
+
+namespace celos {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUsage =
+    "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
+    "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n";
+
+po::options_description describe_server_options() {
+  const ServerOptions d;
+  po::options_description options("celos-server options");
+  options.add_options()
+      ("help", "print this help and exit")
+      ("version", "print the version and exit")
+      ("port", po::value<int>(), "HTTP port (required; 0 = any free port)")
+      ("host", po::value<std::string>()->default_value(d.host), "address to listen on")
+      ("workflows", po::value<std::string>()->default_value(d.workflows_dir), "workflows directory")
+      ("defaults", po::value<std::string>()->default_value(d.defaults_dir), "defaults directory")
+      ("logs", po::value<std::string>()->default_value(d.logs_dir),
+       "logs directory (created if missing)")
+      ("db", po::value<std::string>()->default_value(d.db_dir),
+       "state database directory (must exist unless --create-db)")
+      ("create-db", "create a missing --db directory (first installs)")
+      ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
+      ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
+       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)");
+  return options;
+}
+
+Result<std::string> directory_option(const po::variables_map& vm, const char* name) {
+  const auto& value = vm[name].as<std::string>();
+  if (value.empty()) return fail(fmt::format("--{} must not be empty", name), ErrorCode::kInvalid);
+  return absolute_directory(value);
+}
+
+Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
+  if (!vm.count("port")) return fail("--port is required", ErrorCode::kInvalid);
+  options.port = vm["port"].as<int>();
+  if (options.port < 0 || options.port > 65535) {
+    return fail("--port must be between 0 and 65535", ErrorCode::kInvalid);
+  }
+  if (vm.count("autoSchedule")) {
+    options.auto_schedule_seconds = vm["autoSchedule"].as<int>();
+    if (options.auto_schedule_seconds <= 0) {
+      return fail("--autoSchedule must be a positive number of seconds", ErrorCode::kInvalid);
+    }
+  }
+  return {};
+}
+
+Result<void> read_directories(const po::variables_map& vm, ServerOptions& options) {
+  const std::pair<const char*, std::string*> dirs[] = {
+      {"workflows", &options.workflows_dir}, {"defaults", &options.defaults_dir},
+      {"logs", &options.logs_dir},           {"db", &options.db_dir},
+      {"hadoop-conf", &options.hadoop_conf_dir}};
+  for (const auto& [name, target] : dirs) {
+    auto dir = directory_option(vm, name);
+    if (!dir) return tl::unexpected(dir.error());
+    *target = std::move(*dir);
+  }
+  options.hadoop_conf_given = !vm["hadoop-conf"].defaulted();
+  return {};
+}
+
+Result<ServerOptions> server_options_from(const po::variables_map& vm) {
+  ServerOptions options;
+  if (auto ok = read_numbers(vm, options); !ok) return tl::unexpected(ok.error());
+  options.host = vm["host"].as<std::string>();
+  if (options.host.empty()) return fail("--host must not be empty", ErrorCode::kInvalid);
+  if (auto ok = read_directories(vm, options); !ok) return tl::unexpected(ok.error());
+  options.create_db = vm.count("create-db") > 0;
+  return options;
+}
+
+Result<void> require_dir(const std::string& what, const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return {};
+  return fail(fmt::format("{} directory {} does not exist", what, path), ErrorCode::kInvalid);
+}
+
+// Created when missing, but only one level deep unless `parents`: a missing parent is more
+// likely a typo than a wish.
+Result<void> ensure_dir(const std::string& what, const std::string& path, bool parents) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return {};
+  if (parents) {
+    fs::create_directories(path, ec);
+  } else {
+    fs::create_directory(path, ec);
+  }
+  if (ec) {
+    return fail(fmt::format("cannot create {} directory {}: {}", what, path, ec.message()),
+                ErrorCode::kInvalid);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string absolute_directory(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  if (ec) return path;
+  std::string text = absolute.lexically_normal().string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
+Result<ServerCommandLine> parse_server_command_line(int argc, const char* const* argv,
+                                                    const std::string& version) {
+  const po::options_description description = describe_server_options();
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(description).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return fail(std::string(e.what()) + " (see --help)", ErrorCode::kInvalid);
+  }
+  ServerCommandLine result;
+  if (vm.count("help")) {
+    std::ostringstream help;
+    help << kUsage << "\n" << description;
+    result.print = help.str();
+    return result;
+  }
+  if (vm.count("version")) {
+    result.print = "celos-server " + version + "\n";
+    return result;
+  }
+  auto options = server_options_from(vm);
+  if (!options) return tl::unexpected(options.error());
+  result.options = std::move(*options);
+  return result;
+}
+
+Result<void> prepare_server_directories(const ServerOptions& options) {
+  if (auto ok = require_dir("workflows", options.workflows_dir); !ok) return ok;
+  if (auto ok = require_dir("defaults", options.defaults_dir); !ok) return ok;
+  if (options.hadoop_conf_given) {
+    if (auto ok = require_dir("Hadoop configuration", options.hadoop_conf_dir); !ok) return ok;
+  }
+  if (options.create_db) {
+    if (auto ok = ensure_dir("db", options.db_dir, true); !ok) return ok;
+  } else if (auto ok = require_dir("db", options.db_dir); !ok) {
+    return fail(fmt::format("db directory {} does not exist (check --db; --create-db creates it "
+                            "on a first install)",
+                            options.db_dir),
+                ErrorCode::kInvalid);
+  }
+  return ensure_dir("logs", options.logs_dir, false);
+}
+
+}  // namespace celos

@@ -1,0 +1,149 @@
+#include <catch2/catch.hpp>
+#include <stdlib.h>
+#include <filesystem>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "celos/server_options.h"
+
+namespace celos {
+namespace {
+namespace fs = std::filesystem;
+
+Result<ServerCommandLine> parse(std::initializer_list<const char*> args) {
+  std::vector<const char*> argv{"celos-server"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parse_server_command_line(static_cast<int>(argv.size()), argv.data(), "1.2.3");
+}
+
+std::string error_of(std::initializer_list<const char*> args) {
+  auto result = parse(args);
+  REQUIRE_FALSE(result);
+  CHECK(result.error().code == ErrorCode::kInvalid);
+  CHECK(result.error().message.find('\n') == std::string::npos);
+  return result.error().message;
+}
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "celos-options-XXXXXX").string();
+    path = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+TEST_CASE("server options: defaults are SPEC §8's") {
+  auto result = parse({"--port", "0"});
+  REQUIRE(result);
+  REQUIRE(result->options);
+  const ServerOptions& o = *result->options;
+  CHECK(o.port == 0);
+  CHECK(o.host == "127.0.0.1");
+  CHECK(o.workflows_dir == "/etc/celos/workflows");
+  CHECK(o.defaults_dir == "/etc/celos/defaults");
+  CHECK(o.logs_dir == "/var/log/celos");
+  CHECK(o.db_dir == "/var/lib/celos/db");
+  CHECK(o.hadoop_conf_dir == "/etc/hadoop/conf");
+  CHECK_FALSE(o.hadoop_conf_given);
+  CHECK_FALSE(o.create_db);
+  CHECK(o.auto_schedule_seconds == 0);
+}
+
+TEST_CASE("server options: every value is read") {
+  auto result = parse({"--port=8080", "--host", "0.0.0.0", "--workflows", "/w", "--defaults",
+                       "/d/", "--logs", "/l", "--db", "/db", "--create-db", "--autoSchedule",
+                       "60", "--hadoop-conf", "/h"});
+  REQUIRE(result);
+  const ServerOptions& o = *result->options;
+  CHECK(o.port == 8080);
+  CHECK(o.host == "0.0.0.0");
+  CHECK(o.workflows_dir == "/w");
+  CHECK(o.defaults_dir == "/d");
+  CHECK(o.logs_dir == "/l");
+  CHECK(o.db_dir == "/db");
+  CHECK(o.create_db);
+  CHECK(o.auto_schedule_seconds == 60);
+  CHECK(o.hadoop_conf_dir == "/h");
+  CHECK(o.hadoop_conf_given);
+}
+
+TEST_CASE("server options: relative directories become absolute against the current one") {
+  auto result = parse({"--port", "1", "--db", "state/db", "--logs", "./logs", "--workflows",
+                       "../w"});
+  REQUIRE(result);
+  const fs::path cwd = fs::current_path();
+  CHECK(result->options->db_dir == (cwd / "state/db").lexically_normal().string());
+  CHECK(result->options->logs_dir == (cwd / "logs").lexically_normal().string());
+  CHECK(result->options->workflows_dir == (cwd / "../w").lexically_normal().string());
+  CHECK(fs::path(result->options->defaults_dir).is_absolute());
+}
+
+TEST_CASE("server options: help and version are texts to print") {
+  auto help = parse({"--help"});
+  REQUIRE(help);
+  CHECK_FALSE(help->options);
+  CHECK(help->print.find("--create-db") != std::string::npos);
+  auto version = parse({"--version"});
+  REQUIRE(version);
+  CHECK(version->print == "celos-server 1.2.3\n");
+}
+
+TEST_CASE("server options: bad command lines are one line naming the flag") {
+  CHECK_THAT(error_of({}), Catch::Contains("--port"));
+  CHECK_THAT(error_of({"--port", "seventy"}), Catch::Contains("port"));
+  CHECK_THAT(error_of({"--port", "70000"}), Catch::Contains("--port"));
+  CHECK_THAT(error_of({"--port", "-1"}), Catch::Contains("--port"));
+  CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "0"}), Catch::Contains("--autoSchedule"));
+  CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "often"}),
+             Catch::Contains("autoSchedule"));
+  CHECK_THAT(error_of({"--port", "1", "--db", ""}), Catch::Contains("--db"));
+  CHECK_THAT(error_of({"--port", "1", "--frobnicate"}), Catch::Contains("frobnicate"));
+}
+
+TEST_CASE("server directories: a missing --db is refused unless --create-db") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "w");
+  fs::create_directories(tmp.path / "d");
+  ServerOptions o;
+  o.workflows_dir = (tmp.path / "w").string();
+  o.defaults_dir = (tmp.path / "d").string();
+  o.logs_dir = (tmp.path / "logs").string();
+  o.db_dir = (tmp.path / "var/db").string();
+  auto refused = prepare_server_directories(o);
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains(o.db_dir));
+  CHECK_THAT(refused.error().message, Catch::Contains("--create-db"));
+  CHECK_FALSE(fs::exists(o.db_dir));
+
+  o.create_db = true;
+  REQUIRE(prepare_server_directories(o));
+  CHECK(fs::is_directory(o.db_dir));
+  CHECK(fs::is_directory(o.logs_dir));
+}
+
+TEST_CASE("server directories: missing workflows, defaults, explicit hadoop-conf are named") {
+  TempDir tmp;
+  ServerOptions o;
+  o.workflows_dir = (tmp.path / "nope").string();
+  o.defaults_dir = tmp.path.string();
+  o.db_dir = tmp.path.string();
+  o.logs_dir = tmp.path.string();
+  CHECK_THAT(prepare_server_directories(o).error().message, Catch::Contains("workflows"));
+  o.workflows_dir = tmp.path.string();
+  o.defaults_dir = (tmp.path / "nope").string();
+  CHECK_THAT(prepare_server_directories(o).error().message, Catch::Contains("defaults"));
+  o.defaults_dir = tmp.path.string();
+  o.hadoop_conf_dir = (tmp.path / "nope").string();
+  CHECK(prepare_server_directories(o));  // the default may be missing
+  o.hadoop_conf_given = true;
+  CHECK_THAT(prepare_server_directories(o).error().message, Catch::Contains("Hadoop"));
+  o.hadoop_conf_given = false;
+  o.logs_dir = (tmp.path / "a/b/logs").string();  // only one level is created
+  CHECK_THAT(prepare_server_directories(o).error().message, Catch::Contains("logs"));
+}
+
+}  // namespace
+}  // namespace celos
