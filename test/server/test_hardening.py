@@ -3,13 +3,15 @@ celos-server on 127.0.0.1 in temporary directories. Each test failed before its 
 
 import glob
 import os
+import resource
+import socket
 import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_process import CelosServer, poll  # noqa: E402
-from test_server import workflow_js, STORY_TIME  # noqa: E402
+from test_server import workflow_js, read_logs, STORY_TIME  # noqa: E402
 
 
 class HardeningTest(unittest.TestCase):
@@ -63,6 +65,29 @@ class HardeningTest(unittest.TestCase):
         self.assertEqual(first.terminate(), 0)
         second.start()  # the lock goes with the first server
         self.assertEqual(second.get("/version").status, 200)
+
+    def test_running_out_of_file_descriptors_does_not_stop_the_accept_loop(self):
+        limit = 64
+        server = self.server(start=False)
+        server.preexec = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+        server.start()
+        clients = []
+        try:
+            for _ in range(limit + 36):  # more connections than descriptors
+                clients.append(socket.create_connection(("127.0.0.1", server.port), timeout=10))
+            poll(lambda: "accepting a connection failed" in read_logs(server),
+                 "the server to log the failed accept")
+        finally:
+            for client in clients:
+                client.close()
+
+        def answers():
+            try:
+                return server.get("/version", timeout=2).status == 200
+            except OSError:
+                return False
+        poll(answers, "the server to answer again once the connections closed")
+        self.assertIsNone(server.process.poll())
 
 
 if __name__ == "__main__":
