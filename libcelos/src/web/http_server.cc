@@ -1,4 +1,5 @@
 #include "celos/http_server.h"
+#include "celos/utf8.h"
 
 // GCC 12's -Wnull-dereference fires inside Boost.Asio's own headers (io_context.hpp,
 // scheduler.ipp) once they are inlined here; that is not our code.
@@ -55,6 +56,18 @@ bool percent_decode(std::string_view in, std::string& out) {
     i += 2;
   }
   return true;
+}
+
+// Parameters are text: bytes that are not UTF-8 are refused (never echoed into JSON).
+std::string invalid_utf8_in(const HttpServerRequest& request) {
+  if (!is_valid_utf8(request.path)) return "the request path is not valid UTF-8";
+  for (const auto& [name, value] : request.query) {
+    if (!is_valid_utf8(name)) return "a query parameter name is not valid UTF-8";
+    if (!is_valid_utf8(value)) {
+      return fmt::format("query parameter \"{}\" is not valid UTF-8", printable_ascii(name));
+    }
+  }
+  return "";
 }
 
 class Session;
@@ -139,7 +152,11 @@ class Session : public std::enable_shared_from_this<Session> {
       request.headers[name] = std::string(field.value());
     }
     if (!parse_request_target(request.target, request.path, request.query)) {
-      return answer(json_error(400, "malformed request target: " + request.target), request);
+      return answer(json_error(400, "malformed request target: " + printable_ascii(request.target)),
+                    request);
+    }
+    if (auto problem = invalid_utf8_in(request); !problem.empty()) {
+      return answer(json_error(400, problem), request);
     }
     dispatch(std::move(request));
   }
