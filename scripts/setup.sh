@@ -9,6 +9,7 @@ packages=(
   duktape-dev libssh2-1-dev libcurl4-openssl-dev libfmt-dev libspdlog-dev libexpected-dev
   catch2 openssh-server openssh-client chromium wrk python3-websocket python3-yaml
   postgresql libpq-dev
+  slurm-wlm munge
 )
 
 missing=()

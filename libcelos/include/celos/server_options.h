@@ -27,6 +27,8 @@ struct ServerOptions {
   bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
   bool create_db = false;          // --create-db: create a missing --db (first installs)
   int auto_schedule_seconds = 0;   // 0 = no automatic stepping
+  // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
+  std::string slurm_bin_dir;
 };
 
 // What the command line asked for: options to run, or a text to print and exit 0 (--help,

@@ -47,6 +47,8 @@ struct FileScope {
   bool evaluating = true;
   int properties_functions = 0;
   ThrowSite last_throw;
+  // celos.dataset declarations, in order (js_datasets.cc).
+  std::vector<DatasetDeclaration> datasets;
 };
 
 // The scope of the heap `ctx` belongs to (kept in the global stash).
@@ -60,10 +62,23 @@ void install_api(duk_context* ctx, FileScope& scope);
 // script location anywhere. Callable from inside a C function of the API.
 ThrowSite current_site(duk_context* ctx, const std::string& file_name);
 
+// celos.slurmExternalService (js_slurm.cc).
+duk_ret_t slurm_external_service_js(duk_context* ctx);
+// Hands the script an external service object (js_api.cc).
+void push_external_service(duk_context* ctx, ExternalServicePtr service);
+
 // The Oozie service of celos.oozieExternalService (js_oozie.cc): the real one from
 // celos/hadoop.h, wrapped so that a missing URL or HTTP client fails at submit time only.
 ExternalServicePtr make_js_oozie_service(std::shared_ptr<HttpClient> http, std::string url,
                                          std::map<std::string, std::string> defaults,
                                          OoziePropertiesFunction properties, std::string user);
+
+// Datasets (js_datasets.cc): celos.dataset, celos.statusTrigger, and the `inputs`, `outputs`
+// and `atomicOutputs` fields of the defineWorkflow options at stack index 0.
+duk_ret_t dataset_js(duk_context* ctx);
+duk_ret_t status_trigger_js(duk_context* ctx);
+void read_dataset_fields(duk_context* ctx, const char* fn, Workflow& workflow);
+// Hands the script a trigger object (js_api.cc).
+void push_trigger(duk_context* ctx, TriggerPtr trigger);
 
 }  // namespace celos::js

@@ -67,6 +67,10 @@ class JsWorkflowSource : public WorkflowSource {
     settings_.max_heap_bytes = options.max_heap_bytes;
     settings_.http = std::move(options.http);
     settings_.oozie_user = options.oozie_user;
+    settings_.jobs_dir = options.jobs_dir;
+    settings_.slurm_bin = options.slurm_bin;
+    settings_.io_timeout = options.io_timeout;
+    settings_.process_runner = std::move(options.process_runner);
     workflows_dir_ = std::move(options.workflows_dir);
   }
 
@@ -160,8 +164,10 @@ class JsWorkflowSource : public WorkflowSource {
       config->errors.push_back(LoadError{workflows_dir_, 0, listing_error_});
       spdlog::error("{}", listing_error_);
     }
+    std::vector<DatasetDeclaration> datasets;
     for (const auto& [name, file] : cache_) {
       const js::FileEvaluation& evaluation = file.evaluation;
+      datasets.insert(datasets.end(), evaluation.datasets.begin(), evaluation.datasets.end());
       config->errors.insert(config->errors.end(), evaluation.errors.begin(),
                             evaluation.errors.end());
       for (std::size_t i = 0; i < evaluation.workflows.size(); ++i) {
@@ -178,6 +184,7 @@ class JsWorkflowSource : public WorkflowSource {
         config->workflows.emplace(workflow.id, workflow);
       }
     }
+    link_datasets(*config, datasets);
     return config;
   }
 

@@ -16,7 +16,8 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
-    "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n";
+    "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
+    "                    [--slurm-bin DIR]\n";
 
 po::options_description describe_server_options() {
   const ServerOptions d;
@@ -35,7 +36,10 @@ po::options_description describe_server_options() {
       ("create-db", "create a missing --db directory (first installs)")
       ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
-       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)");
+       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
+      ("slurm-bin", po::value<std::string>(),
+       "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
+       "default: found in PATH");
   return options;
 }
 
@@ -71,6 +75,11 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
     *target = std::move(*dir);
   }
   options.hadoop_conf_given = !vm["hadoop-conf"].defaulted();
+  if (vm.count("slurm-bin")) {
+    auto dir = directory_option(vm, "slurm-bin");
+    if (!dir) return tl::unexpected(dir.error());
+    options.slurm_bin_dir = std::move(*dir);
+  }
   return {};
 }
 
@@ -151,6 +160,9 @@ Result<void> prepare_server_directories(const ServerOptions& options) {
   if (auto ok = require_dir("defaults", options.defaults_dir); !ok) return ok;
   if (options.hadoop_conf_given) {
     if (auto ok = require_dir("Hadoop configuration", options.hadoop_conf_dir); !ok) return ok;
+  }
+  if (!options.slurm_bin_dir.empty()) {
+    if (auto ok = require_dir("Slurm commands (--slurm-bin)", options.slurm_bin_dir); !ok) return ok;
   }
   if (options.create_db) {
     if (auto ok = ensure_dir("db", options.db_dir, true); !ok) return ok;

@@ -60,6 +60,7 @@ class Cluster:
         self.node = socket.gethostname().split(".")[0]
         self.conf = os.path.join(self.root, "slurm.conf")
         self.socket = os.path.join(self.root, "munge", "munge.socket")
+        self.processes = {}  # daemons started by this object, by name
 
     # ---- files -----------------------------------------------------------------------------
     def path(self, *parts):
@@ -140,6 +141,7 @@ class Cluster:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env(),
                                 start_new_session=True)
         log.close()
+        self.processes[name] = proc
         with open(self.path(name + ".daemon"), "w") as f:
             f.write("%d\n" % proc.pid)
         return proc
@@ -189,8 +191,14 @@ class Cluster:
             os.killpg(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        proc = self.processes.pop(name, None)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if proc is not None:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+                continue
             try:
                 done, _ = os.waitpid(pid, os.WNOHANG)
                 if done:
@@ -206,6 +214,8 @@ class Cluster:
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            if proc is not None:
+                proc.wait()
         os.unlink(pid_file)
 
     def stop(self):
