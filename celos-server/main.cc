@@ -7,6 +7,8 @@
 #pragma GCC diagnostic ignored "-Wtsan"
 #endif
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -27,6 +29,7 @@
 #include "celos/http_server.h"
 #include "celos/reload.h"
 #include "celos/scheduler.h"
+#include "celos/notifier.h"
 #include "celos/slot_history.h"
 #include "celos/server_options.h"
 #include "celos/state_db.h"
@@ -61,6 +64,13 @@ void on_hangup(boost::asio::signal_set& hangups, celos::ReloadHooks& hooks) {
     hooks.run();
     on_hangup(hangups, hooks);
   });
+}
+
+// This machine's name, for the "node" of notifications.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
 }
 
 }  // namespace
@@ -107,6 +117,19 @@ int main(int argc, char** argv) try {
   celos::Scheduler scheduler(*source, *state_db, *file_systems);
   auto history = celos::make_history_recorder(*state_db);
   scheduler.add_listener(*history);
+  // Notifications: their own HTTP client, 10 s per POST (SPEC §16), their own thread.
+  celos::Notifier notifier([&scheduler] { return scheduler.config(); },
+                           {.http = celos::make_curl_http_client(
+                                {.connect_timeout = std::chrono::seconds(5),
+                                 .total_timeout = std::chrono::seconds(10)}),
+                            .default_webhooks = opts.notify_webhooks,
+                            .node = host_name(),
+                            .capacity = 10000,
+                            .first_retry = std::chrono::seconds(5),
+                            .max_retry = std::chrono::minutes(2),
+                            .give_up_after = std::chrono::minutes(15),
+                            .clock = {}});
+  scheduler.add_listener(notifier);
   // Load once before serving, so that reads never trigger the first load themselves.
   const auto config = scheduler.reload();
   spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,

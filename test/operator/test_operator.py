@@ -2,10 +2,13 @@
 slot logs, retry back-off and notifications, against the real celos-server. Steps use explicit
 ?time= so that nothing depends on the clock; running jobs are polled with a bound."""
 
+import datetime
 import json
 import os
 import sys
+import threading
 import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
 from server_process import CelosServer, poll  # noqa: E402
@@ -27,7 +30,7 @@ celos.defineWorkflow({
 NOW = "2015-09-13T03:30Z"
 
 
-class OperatorTest(unittest.TestCase):
+class OperatorBase(unittest.TestCase):
     def setUp(self):
         self.server = None
 
@@ -54,6 +57,8 @@ class OperatorTest(unittest.TestCase):
             return all(self.status(wid, t) in ("SUCCESS", "FAILURE") for t in times)
         poll(final, "slots %s to end" % (times,), interval=0.2)
 
+
+class OperatorTest(OperatorBase):
     def test_range_rerun_dry_run_then_real_with_history(self):
         self.start({"a.js": workflow_js("a", command="exit 1")})
         times = ["2015-09-13T00:00Z", "2015-09-13T01:00Z", "2015-09-13T02:00Z"]
@@ -144,6 +149,110 @@ class OperatorTest(unittest.TestCase):
             "/api/v1/slot-log?id=c&time=2015-09-13T01:00Z&tail=0").status, 400)
         self.assertEqual(self.server.get(
             "/api/v1/slot-log?id=c&time=2015-09-13T05:00Z").status, 404)
+
+
+def iso(t):
+    return t.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+class Receiver:
+    """A local webhook receiver: records the JSON bodies POSTed to it, by path."""
+
+    def __init__(self):
+        self.received = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with outer.lock:
+                    outer.received.append((self.path, self.headers["Content-Type"],
+                                           json.loads(body)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def bodies(self):
+        with self.lock:
+            return list(self.received)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class BackoffAndNotifyTest(OperatorBase):
+    def test_a_failed_slot_waits_for_its_retry_time(self):
+        # Step times an hour ahead of the real clock, so that /trigger-status (evaluated at the
+        # real time) sees the wait too.
+        real = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+        slot = real.replace(minute=0, second=0, microsecond=0) + datetime.timedelta(hours=1)
+        at = slot + datetime.timedelta(minutes=30)
+        wf = workflow_js("r", command="exit 1").replace(
+            '"startTime": "2015-09-13T00:00Z"',
+            '"startTime": "%s", "maxRetryCount": 2, "retryDelaySeconds": 600, '
+            '"waitTimeoutSeconds": 60' % iso(slot))
+        self.start({"r.js": wf})
+        self.step(iso(at))
+        self.step(iso(at))
+        self.assertEqual(self.status("r", iso(slot)), "RUNNING")
+
+        def retried():
+            self.step(iso(at))
+            return self.server.get("/slot-state?id=r&time=%s" % iso(slot)).json["retryCount"] == 1
+        poll(retried, "the job to fail once", interval=0.2)
+        retry_at = iso(at + datetime.timedelta(minutes=10))
+        tree = self.server.get("/trigger-status?id=r&time=%s" % iso(slot)).json
+        self.assertEqual(tree["type"], "RetryBackoff")
+        self.assertFalse(tree["ready"])
+        self.assertEqual(tree["description"], "Retry 1 not before " + retry_at)
+        self.assertEqual(tree["subStatuses"][0]["type"], "AlwaysTrigger")
+        self.step(iso(at + datetime.timedelta(minutes=9)))
+        self.assertEqual(self.status("r", iso(slot)), "WAITING")  # no READY, no WAIT_TIMEOUT
+        self.step(retry_at)
+        self.assertEqual(self.status("r", iso(slot)), "READY")
+        history = self.server.get("/api/v1/slot-history?id=r&time=%s" % iso(slot)).json
+        self.assertEqual(history[2]["to"], "WAITING")
+        self.assertEqual(history[2]["retryCount"], 1)
+
+    def test_notifications_reach_a_local_receiver(self):
+        receiver = Receiver()
+        self.addCleanup(receiver.close)
+        wf = workflow_js("n", command="exit 1", extra=', "url": "http://wiki/n", "notify": '
+                         '[{"on": ["KILLED", "FAILURE"], "webhook": "%s/n"}]' % receiver.url)
+        self.start({"n.js": wf}, args=["--notify-webhook", receiver.url + "/all"])
+        self.step()
+        self.step()
+        self.run_until_final("n", ["2015-09-13T00:00Z"])
+        # A change made through the API notifies too.
+        self.assertEqual(self.server.post("/kill?id=n&time=2015-09-13T05:00Z").status, 200)
+
+        def arrived():
+            statuses = [(p, b["status"], b["time"]) for p, _, b in receiver.bodies()]
+            return (("/all", "FAILURE", "2015-09-13T00:00:00.000Z") in statuses
+                    and ("/n", "KILLED", "2015-09-13T05:00:00.000Z") in statuses)
+        poll(arrived, "notifications to arrive")
+        bodies = receiver.bodies()
+        failure = [b for p, _, b in bodies if p == "/all" and b["time"].startswith("2015-09-13T00")]
+        self.assertEqual(len(failure), 1, bodies)
+        self.assertEqual(failure[0]["workflow"], "n")
+        self.assertEqual(failure[0]["status"], "FAILURE")
+        self.assertEqual(failure[0]["url"], "http://wiki/n")
+        self.assertTrue(failure[0]["externalID"])
+        self.assertTrue(failure[0]["node"])
+        killed = [b for p, _, b in bodies if b["status"] == "KILLED"]
+        self.assertEqual([(k["time"], k["externalID"]) for k in killed],
+                         [("2015-09-13T05:00:00.000Z", None)])
+        self.assertEqual({t for _, t, _ in bodies}, {"application/json"})
+        self.assertEqual(len({b["id"] for _, _, b in bodies}), len(bodies))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "celos/error.h"
 
@@ -29,6 +30,8 @@ struct ServerOptions {
   int auto_schedule_seconds = 0;   // 0 = no automatic stepping
   // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
   std::string slurm_bin_dir;
+  // --notify-webhook URL (repeatable): notified of FAILURE and WAIT_TIMEOUT of every workflow.
+  std::vector<std::string> notify_webhooks;
 };
 
 // What the command line asked for: options to run, or a text to print and exit 0 (--help,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/retry_backoff.h"
 #include "model/dataset_step.h"
 
 namespace celos {
@@ -198,6 +199,7 @@ class WorkflowStep {
   std::optional<SlotState> advance(const SlotState& slot) {
     switch (slot.status) {
       case SlotStatus::kWaiting: {
+        if (retry_pending(slot, now_)) return std::nullopt;  // retry back-off (retry_backoff.h)
         auto status = wf_.trigger->evaluate(slot.id.time, triggers_);
         if (!status) {
           error(fmt::format("trigger of slot {}: {}", format_time(slot.id.time),
@@ -228,7 +230,9 @@ class WorkflowStep {
           return slot.success().value();
         }
         if (*status == ExternalStatus::kFailure) {
-          if (slot.retry_count < wf_.max_retry_count) return slot.retry().value();
+          if (slot.retry_count < wf_.max_retry_count) {
+            return retry_with_backoff(slot, wf_, now_).value();  // retry_backoff.h
+          }
           SlotState failed = slot.failure().value();
           datasets_.after_failure(wf_, failed);  // datasets: incomplete outputs go
           return failed;
@@ -496,7 +500,11 @@ Result<TriggerStatus> Scheduler::trigger_status(const std::string& workflow, Tim
   auto wf = find_workflow(*config, workflow);
   if (!wf) return tl::unexpected(wf.error());
   StepTriggerContext context(now, db_, file_systems_);
-  return (*wf)->trigger->evaluate(slot_time, context);
+  auto tree = (*wf)->trigger->evaluate(slot_time, context);
+  if (!tree) return tree;
+  auto stored = db_.get_slot(SlotId{workflow, slot_time});  // retry back-off (retry_backoff.h)
+  if (!stored) return tl::unexpected(stored.error());
+  return stored->has_value() ? with_retry_backoff(**stored, std::move(*tree), now) : *tree;
 }
 
 }  // namespace celos

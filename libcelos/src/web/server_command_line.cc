@@ -17,7 +17,7 @@ namespace {
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
-    "                    [--slurm-bin DIR]\n";
+    "                    [--slurm-bin DIR] [--notify-webhook URL]...\n";
 
 po::options_description describe_server_options() {
   const ServerOptions d;
@@ -37,6 +37,8 @@ po::options_description describe_server_options() {
       ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
        "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
+      ("notify-webhook", po::value<std::vector<std::string>>()->composing(),
+       "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")
       ("slurm-bin", po::value<std::string>(),
        "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
        "default: found in PATH");
@@ -90,6 +92,16 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   if (options.host.empty()) return fail("--host must not be empty", ErrorCode::kInvalid);
   if (auto ok = read_directories(vm, options); !ok) return tl::unexpected(ok.error());
   options.create_db = vm.count("create-db") > 0;
+  if (vm.count("notify-webhook")) {
+    for (const std::string& url : vm["notify-webhook"].as<std::vector<std::string>>()) {
+      if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+        return fail(fmt::format("--notify-webhook must be an http:// or https:// URL, not \"{}\"",
+                                url),
+                    ErrorCode::kInvalid);
+      }
+      options.notify_webhooks.push_back(url);
+    }
+  }
   return options;
 }
 
