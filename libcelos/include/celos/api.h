@@ -80,6 +80,8 @@ class Api {
 
 // The §6 routes (api_handlers.cc), registered by Api's constructor.
 void register_core_routes(RouteTable& table, const Api& api);
+// The dataset routes of SPEC §14 (datasets_api.cc), registered by Api's constructor.
+void register_dataset_routes(RouteTable& table, const Api& api);
 
 // Runs jobs one at a time, in the order posted, on its own thread.
 class SerialWorker {

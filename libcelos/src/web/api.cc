@@ -37,6 +37,7 @@ Api::Api(Scheduler& scheduler, ApiOptions options)
     : scheduler_(scheduler), options_(std::move(options)) {
   register_core_routes(routes_, *this);
   register_operator_routes(routes_, *this);
+  register_dataset_routes(routes_, *this);
 }
 
 Time Api::now() const {
