@@ -73,6 +73,24 @@ std::string host_name() {
   return name;
 }
 
+// --import-db DIR: copy a file database into --state-db and exit (0 done, 1 corrupt or failed,
+// 2 refused: a non-empty target without --force, bad credentials).
+int import_db(const celos::ServerOptions& opts) {
+  const auto now = std::chrono::time_point_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now());
+  auto report = celos::import_file_database(opts.import_db_dir, opts.state_db, opts.force, now);
+  if (!report) {
+    std::cerr << "celos-server: import of " << opts.import_db_dir
+              << " failed, nothing written: " << report.error().message << "\n";
+    return report.error().code == celos::ErrorCode::kInvalid ? 2 : 1;
+  }
+  std::cout << "imported " << opts.import_db_dir << " into "
+            << celos::describe_postgres_uri(opts.state_db) << ": " << report->slots
+            << " slots, " << report->reruns << " rerun markers, " << report->paused
+            << " pause flags\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -83,6 +101,7 @@ int main(int argc, char** argv) try {
     return 0;
   }
   const celos::ServerOptions& opts = *command_line->options;
+  if (!opts.import_db_dir.empty()) return import_db(opts);
   if (auto ok = celos::prepare_server_directories(opts); !ok) throw StartupError{ok.error().message};
   const std::string& workflows = opts.workflows_dir;
   const std::string& db = opts.db_dir;
@@ -106,9 +125,17 @@ int main(int argc, char** argv) try {
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
   auto http = celos::make_curl_http_client();
-  // Locks the directory (a second server on it exits 1, naming it and the holder's pid).
-  auto opened_db = celos::open_file_state_database(celos::make_local_file_system(), db);
-  if (!opened_db) throw std::runtime_error(opened_db.error().message);
+  // A file database locks its directory (a second server on it exits 1, naming it and the
+  // holder's pid); PostgreSQL migrates its schema and, when unreachable, is retried on use.
+  celos::StateDatabaseOptions db_options;
+  db_options.connect_later = true;
+  auto opened_db = celos::open_state_database(opts.state_db_uri(), db_options);
+  if (!opened_db) {
+    if (opened_db.error().code == celos::ErrorCode::kInvalid) {
+      throw StartupError{opened_db.error().message};
+    }
+    throw std::runtime_error(opened_db.error().message);
+  }
   auto state_db = std::move(*opened_db);
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(

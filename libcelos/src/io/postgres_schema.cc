@@ -27,7 +27,11 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE celos_nodes ("
     "  cluster text NOT NULL, id text NOT NULL, url text NOT NULL, role text NOT NULL,"
     "  last_seen timestamptz NOT NULL, PRIMARY KEY (cluster, id));",
-    // 1 -> 2: slot history (SPEC §13), one row per change, the entry as the file backend's line.
+    // 1 -> 2: announced dataset instances (SPEC §14).
+    "CREATE TABLE celos_announced ("
+    "  dataset text NOT NULL, instance_time timestamptz NOT NULL,"
+    "  announced timestamptz NOT NULL, PRIMARY KEY (dataset, instance_time));",
+    // 2 -> 3: slot history (SPEC §13), one row per change, the entry as the file backend's line.
     "CREATE TABLE celos_history ("
     "  id bigserial PRIMARY KEY, workflow text NOT NULL, slot_time timestamptz NOT NULL,"
     "  entry text NOT NULL);"
