@@ -17,12 +17,17 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
+#include "celos/cluster.h"
+#include "celos/cluster_api.h"
 #include "celos/hadoop.h"
 #include "celos/logging.h"
 #include "celos/http_client.h"
@@ -71,6 +76,33 @@ std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
+}
+
+// Node id and advertised URL (SPEC §16): a wildcard --host advertises the machine's host name.
+std::unique_ptr<celos::Cluster> make_cluster(const celos::ServerOptions& opts,
+                                             std::shared_ptr<celos::WriteFence> fence) {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  const std::string hostname = name;
+  const bool wildcard = opts.host == "0.0.0.0" || opts.host == "::" || opts.host == "[::]";
+  celos::ClusterOptions cluster;
+  cluster.name = opts.cluster_name;
+  cluster.node_id = opts.node_id.empty() ? fmt::format("{}:{}", hostname, opts.port) : opts.node_id;
+  cluster.url = !opts.advertise_url.empty()
+                    ? opts.advertise_url
+                    : fmt::format("http://{}:{}", wildcard ? hostname : opts.host, opts.port);
+  while (cluster.url.size() > 1 && cluster.url.back() == '/') cluster.url.pop_back();
+  cluster.lease = std::chrono::seconds(opts.lease_seconds);
+  if (!opts.uses_postgres()) return celos::make_single_node_cluster(std::move(cluster));
+  if (cluster.url.find("://127.") != std::string::npos ||
+      cluster.url.find("://localhost") != std::string::npos ||
+      cluster.url.find("://[::1]") != std::string::npos) {
+    spdlog::warn("advertised URL {} is a loopback address: other cluster nodes on other hosts "
+                 "cannot forward to this one (set --advertise-url)", cluster.url);
+  }
+  spdlog::info("cluster {}: node {} at {}, lease {} s", cluster.name, cluster.node_id,
+               cluster.url, opts.lease_seconds);
+  return celos::make_postgres_cluster(opts.state_db, std::move(cluster), std::move(fence));
 }
 
 // --import-db DIR: copy a file database into --state-db and exit (0 done, 1 corrupt or failed,
@@ -129,6 +161,8 @@ int main(int argc, char** argv) try {
   // holder's pid); PostgreSQL migrates its schema and, when unreachable, is retried on use.
   celos::StateDatabaseOptions db_options;
   db_options.connect_later = true;
+  auto fence = std::make_shared<celos::WriteFence>();
+  if (opts.uses_postgres()) db_options.fence = fence;  // only the leader writes (SPEC §11)
   auto opened_db = celos::open_state_database(opts.state_db_uri(), db_options);
   if (!opened_db) {
     if (opened_db.error().code == celos::ErrorCode::kInvalid) {
@@ -162,12 +196,17 @@ int main(int argc, char** argv) try {
   spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
                config->workflows.size(), workflows, config->errors.size());
 
-  celos::Api api(scheduler, {.clock = {}, .jobs_dir = db + "/jobs"});
+  auto cluster = make_cluster(opts, fence);
+  celos::ApiOptions api_options;
+  api_options.may_step = [&cluster] { return cluster->is_leader(); };
+  api_options.jobs_dir = db + "/jobs";  // /api/v1/slot-log
+  celos::Api api(scheduler, api_options);
+  celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;
   server_options.host = opts.host;
   server_options.port = static_cast<std::uint16_t>(opts.port);
-  auto server = celos::start_async_http_server(server_options, celos::make_api_http_handler(api, worker));
+  auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
   spdlog::info("listening on {}:{}", opts.host, server->port());
   std::optional<celos::PeriodicStepper> stepper;
   if (opts.auto_schedule_seconds > 0) {
@@ -186,6 +225,7 @@ int main(int argc, char** argv) try {
   if (stepper) stepper->stop();
   worker.stop();
   server->stop();
+  cluster.reset();  // a leader hands its lease over at once
   spdlog::info("celos-server stopped");
   return 0;
 } catch (const StartupError& e) {

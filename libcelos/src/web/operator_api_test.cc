@@ -29,7 +29,12 @@ struct World {
   FakeFileSystemResolver file_systems{std::make_shared<MemFileSystem>()};
   Scheduler scheduler{*source, *db, file_systems};
   std::unique_ptr<SchedulerListener> history = make_history_recorder(*db);
-  Api api{scheduler, ApiOptions{[] { return kNow; }, "1", dir / "db/jobs"}};
+  Api api{scheduler, [this] {
+              ApiOptions options;
+              options.clock = [] { return kNow; };
+              options.jobs_dir = dir / "db/jobs";
+              return options;
+            }()};
 
   World() {
     Workflow w;
