@@ -24,7 +24,9 @@ full() {  # full PRESET: every target, every test
 unit() {  # unit PRESET: only the unit-test binaries (no servers, no benchmarks), their tests
   cmake --preset "$1" -DCELOS_BUILD_BENCH=OFF >/dev/null
   local targets
-  targets=$(cmake --build --preset "$1" --target help | sed -n 's/^\.\.\. \(celos_[a-z0-9_]*_test\)$/\1/p')
+  targets=$(cmake --build --preset "$1" --target help |
+    sed -n 's/^\(celos_[a-z0-9_]*_test\): phony$/\1/p')
+  [ -n "$targets" ] || { echo "test.sh: no unit-test targets in preset $1" >&2; return 1; }
   # shellcheck disable=SC2086 # one word per target
   cmake --build --preset "$1" -j "$jobs" --target $targets
   ctest --preset "$1" -j "$jobs" --timeout 600 -LE e2e
