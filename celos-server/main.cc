@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
+#include "celos/executor.h"
 #include "celos/cluster.h"
 #include "celos/cluster_api.h"
 #include "celos/hadoop.h"
@@ -156,7 +157,13 @@ int main(int argc, char** argv) try {
     hadoop_config = celos::read_hadoop_config_dir(opts.hadoop_conf_dir);
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
-  auto http = celos::make_curl_http_client();
+  // --io-timeout bounds every external call: Oozie, WebHDFS, Slurm commands, API kills.
+  const auto io_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(opts.io_timeout_seconds * 1000));
+  celos::HttpClientOptions http_options;
+  http_options.total_timeout = io_timeout;
+  http_options.connect_timeout = std::min(http_options.connect_timeout, io_timeout);
+  auto http = celos::make_curl_http_client(http_options);
   // A file database locks its directory (a second server on it exits 1, naming it and the
   // holder's pid); PostgreSQL migrates its schema and, when unreachable, is retried on use.
   celos::StateDatabaseOptions db_options;
@@ -174,7 +181,7 @@ int main(int argc, char** argv) try {
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
-       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir});
+       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir, .io_timeout = io_timeout});
   celos::Scheduler scheduler(*source, *state_db, *file_systems);
   auto history = celos::make_history_recorder(*state_db);
   scheduler.add_listener(*history);
@@ -191,6 +198,9 @@ int main(int argc, char** argv) try {
                             .give_up_after = std::chrono::minutes(15),
                             .clock = {}});
   scheduler.add_listener(notifier);
+  // SPEC §10: at most --io-concurrency external calls of a step in flight.
+  auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
+  scheduler.set_executor(*executor);
   // Load once before serving, so that reads never trigger the first load themselves.
   const auto config = scheduler.reload();
   spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,

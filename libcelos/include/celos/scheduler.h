@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/executor.h"
 #include "celos/file_system.h"
 #include "celos/range_ops.h"
 #include "celos/slot.h"
@@ -36,6 +38,12 @@ struct StepReport {
   int submitted = 0;          // slots submitted to their external service
   std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
   std::chrono::milliseconds duration{0};
+  int external_calls = 0;        // submit, start, status and kill calls made (batch = 1)
+  int external_call_errors = 0;  // of which failed
+  int data_checks = 0;           // distinct paths checked by triggers
+  std::string slowest_call;      // "12 ms (Oozie status of ...)", "" when none
+  // The slots the step looked at, by their state at its end (the window, reruns, RUNNING).
+  std::map<SlotStatus, int> slot_counts;
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.
@@ -68,6 +76,9 @@ class Scheduler {
   // Adds a listener (not owned; must outlive the scheduler). Not thread-safe: call before the
   // first step.
   void add_listener(SchedulerListener& listener);
+  // The executor of the step's external calls (not owned; must outlive the scheduler). The
+  // default runs them one at a time on the step's thread. Call before the first step.
+  void set_executor(Executor& executor);
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -124,6 +135,8 @@ class Scheduler {
   std::mutex config_mutex_;
   WorkflowConfigPtr config_;
   std::vector<SchedulerListener*> listeners_;
+  std::unique_ptr<Executor> inline_executor_;
+  Executor* executor_;
 };
 
 }  // namespace celos
