@@ -218,6 +218,14 @@ int main(int argc, char** argv) try {
   server_options.port = static_cast<std::uint16_t>(opts.port);
   auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
   spdlog::info("listening on {}:{}", opts.host, server->port());
+  // Standbys never step, and the step is what reloads changed workflow files: every node
+  // picks them up on its own at least every 10 s (SPEC §16), serialized with the mutations.
+  std::optional<celos::PeriodicTask> refresher;
+  if (opts.uses_postgres()) {
+    refresher.emplace(std::chrono::seconds(5), [&] {
+      if (!cluster->is_leader()) worker.post([&scheduler] { (void)scheduler.refresh(); });
+    });
+  }
   std::optional<celos::PeriodicStepper> stepper;
   if (opts.auto_schedule_seconds > 0) {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
@@ -233,6 +241,7 @@ int main(int argc, char** argv) try {
 
   // A running step finishes; queued mutations are answered 503; then connections close.
   if (stepper) stepper->stop();
+  refresher.reset();
   worker.stop();
   server->stop();
   cluster.reset();  // a leader hands its lease over at once

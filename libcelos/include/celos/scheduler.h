@@ -82,6 +82,9 @@ class Scheduler {
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
+  // Picks up the workflow files that changed since the last load (a cluster's standbys, which
+  // never step, call it every few seconds: SPEC §16).
+  WorkflowConfigPtr refresh();
 
   // The workflows of the last load (loads once if nothing was loaded yet).
   WorkflowConfigPtr config();

@@ -59,6 +59,12 @@ WorkflowConfigPtr Scheduler::config() {
   return reload();
 }
 
+WorkflowConfigPtr Scheduler::refresh() {
+  auto config = source_.load();  // re-evaluates only the files that changed
+  set_config(config);
+  return config;
+}
+
 WorkflowConfigPtr Scheduler::reload() {
   source_.clear_cache();
   auto config = source_.load();
