@@ -7,6 +7,8 @@
 #pragma GCC diagnostic ignored "-Wtsan"
 #endif
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -24,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
+#include "celos/executor.h"
 #include "celos/cluster.h"
 #include "celos/cluster_api.h"
 #include "celos/hadoop.h"
@@ -32,6 +35,8 @@
 #include "celos/http_server.h"
 #include "celos/reload.h"
 #include "celos/scheduler.h"
+#include "celos/notifier.h"
+#include "celos/slot_history.h"
 #include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/version.h"
@@ -65,6 +70,13 @@ void on_hangup(boost::asio::signal_set& hangups, celos::ReloadHooks& hooks) {
     hooks.run();
     on_hangup(hangups, hooks);
   });
+}
+
+// This machine's name, for the "node" of notifications.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
 }
 
 // Node id and advertised URL (SPEC §16): a wildcard --host advertises the machine's host name.
@@ -145,7 +157,13 @@ int main(int argc, char** argv) try {
     hadoop_config = celos::read_hadoop_config_dir(opts.hadoop_conf_dir);
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
-  auto http = celos::make_curl_http_client();
+  // --io-timeout bounds every external call: Oozie, WebHDFS, Slurm commands, API kills.
+  const auto io_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(opts.io_timeout_seconds * 1000));
+  celos::HttpClientOptions http_options;
+  http_options.total_timeout = io_timeout;
+  http_options.connect_timeout = std::min(http_options.connect_timeout, io_timeout);
+  auto http = celos::make_curl_http_client(http_options);
   // A file database locks its directory (a second server on it exits 1, naming it and the
   // holder's pid); PostgreSQL migrates its schema and, when unreachable, is retried on use.
   celos::StateDatabaseOptions db_options;
@@ -163,8 +181,26 @@ int main(int argc, char** argv) try {
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
-       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir});
+       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir, .io_timeout = io_timeout});
   celos::Scheduler scheduler(*source, *state_db, *file_systems);
+  auto history = celos::make_history_recorder(*state_db);
+  scheduler.add_listener(*history);
+  // Notifications: their own HTTP client, 10 s per POST (SPEC §16), their own thread.
+  celos::Notifier notifier([&scheduler] { return scheduler.config(); },
+                           {.http = celos::make_curl_http_client(
+                                {.connect_timeout = std::chrono::seconds(5),
+                                 .total_timeout = std::chrono::seconds(10)}),
+                            .default_webhooks = opts.notify_webhooks,
+                            .node = host_name(),
+                            .capacity = 10000,
+                            .first_retry = std::chrono::seconds(5),
+                            .max_retry = std::chrono::minutes(2),
+                            .give_up_after = std::chrono::minutes(15),
+                            .clock = {}});
+  scheduler.add_listener(notifier);
+  // SPEC §10: at most --io-concurrency external calls of a step in flight.
+  auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
+  scheduler.set_executor(*executor);
   // Load once before serving, so that reads never trigger the first load themselves.
   const auto config = scheduler.reload();
   spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
@@ -173,6 +209,7 @@ int main(int argc, char** argv) try {
   auto cluster = make_cluster(opts, fence);
   celos::ApiOptions api_options;
   api_options.may_step = [&cluster] { return cluster->is_leader(); };
+  api_options.jobs_dir = db + "/jobs";  // /api/v1/slot-log
   celos::Api api(scheduler, api_options);
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
@@ -181,6 +218,14 @@ int main(int argc, char** argv) try {
   server_options.port = static_cast<std::uint16_t>(opts.port);
   auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
   spdlog::info("listening on {}:{}", opts.host, server->port());
+  // Standbys never step, and the step is what reloads changed workflow files: every node
+  // picks them up on its own at least every 10 s (SPEC §16), serialized with the mutations.
+  std::optional<celos::PeriodicTask> refresher;
+  if (opts.uses_postgres()) {
+    refresher.emplace(std::chrono::seconds(5), [&] {
+      if (!cluster->is_leader()) worker.post([&scheduler] { (void)scheduler.refresh(); });
+    });
+  }
   std::optional<celos::PeriodicStepper> stepper;
   if (opts.auto_schedule_seconds > 0) {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
@@ -196,6 +241,7 @@ int main(int argc, char** argv) try {
 
   // A running step finishes; queued mutations are answered 503; then connections close.
   if (stepper) stepper->stop();
+  refresher.reset();
   worker.stop();
   server->stop();
   cluster.reset();  // a leader hands its lease over at once

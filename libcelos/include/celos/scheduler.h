@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -16,7 +17,9 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/executor.h"
 #include "celos/file_system.h"
+#include "celos/range_ops.h"
 #include "celos/slot.h"
 #include "celos/state_db.h"
 #include "celos/time.h"
@@ -35,6 +38,12 @@ struct StepReport {
   int submitted = 0;          // slots submitted to their external service
   std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
   std::chrono::milliseconds duration{0};
+  int external_calls = 0;        // submit, start, status and kill calls made (batch = 1)
+  int external_call_errors = 0;  // of which failed
+  int data_checks = 0;           // distinct paths checked by triggers
+  std::string slowest_call;      // "12 ms (Oozie status of ...)", "" when none
+  // The slots the step looked at, by their state at its end (the window, reruns, RUNNING).
+  std::map<SlotStatus, int> slot_counts;
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.
@@ -67,19 +76,31 @@ class Scheduler {
   // Adds a listener (not owned; must outlive the scheduler). Not thread-safe: call before the
   // first step.
   void add_listener(SchedulerListener& listener);
+  // The executor of the step's external calls (not owned; must outlive the scheduler). The
+  // default runs them one at a time on the step's thread. Call before the first step.
+  void set_executor(Executor& executor);
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
+  // Picks up the workflow files that changed since the last load (a cluster's standbys, which
+  // never step, call it every few seconds: SPEC §16).
+  WorkflowConfigPtr refresh();
 
   // The workflows of the last load (loads once if nothing was loaded yet).
   WorkflowConfigPtr config();
 
   // SPEC §4 rerun: from a final state (or no state) to WAITING with a rerun marker.
   // kNotFound for an unknown workflow or a time that is not one of its slots; kInvalid for an
-  // illegal transition. Returns the new state.
-  [[nodiscard]] Result<SlotState> rerun(const std::string& workflow, Time slot_time, Time now);
+  // illegal transition. Returns the new state. `by` is who asked (slot history, SlotChange::by).
+  [[nodiscard]] Result<SlotState> rerun(const std::string& workflow, Time slot_time, Time now,
+                                        const std::string& by = "api");
   // SPEC §4 kill: from WAITING, READY, RUNNING (or no state); kills the external job first.
-  [[nodiscard]] Result<SlotState> kill(const std::string& workflow, Time slot_time);
+  // `now` and `by`: when and by whom (slot history).
+  [[nodiscard]] Result<SlotState> kill(const std::string& workflow, Time slot_time,
+                                       Time now = Time{}, const std::string& by = "api");
+  // Range rerun/kill (celos/range_ops.h; defined in range_ops.cc). kNotFound for an unknown
+  // workflow, kInvalid for an inverted or too large range. Changes are written as one group.
+  [[nodiscard]] Result<RangeResult> range(RangeAction action, const RangeRequest& request);
   [[nodiscard]] Result<void> pause(const std::string& workflow, bool paused);
   [[nodiscard]] Result<bool> is_paused(const std::string& workflow);
 
@@ -89,6 +110,10 @@ class Scheduler {
                                                               Time start, Time end);
   // The stored state of one slot (kNotFound if none or unknown workflow).
   [[nodiscard]] Result<SlotState> slot_state(const std::string& workflow, Time slot_time);
+  // The recorded changes of one slot, oldest first (slot_history.cc). kNotFound for an unknown
+  // workflow or a time that is not one of its slots.
+  [[nodiscard]] Result<std::vector<SlotHistoryEntry>> slot_history(const std::string& workflow,
+                                                                   Time slot_time);
   // The trigger's status tree for a slot, evaluated at `now`.
   [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
                                                      Time now);
@@ -102,6 +127,10 @@ class Scheduler {
                                                   const std::string& workflow, Time slot_time);
   void set_config(WorkflowConfigPtr config);
   void notify(const std::vector<SlotChange>& changes);
+  // range_ops.cc: the writes of a real range rerun / kill.
+  [[nodiscard]] Result<void> commit_range_rerun(const std::vector<SlotChange>& changes, Time now);
+  [[nodiscard]] Result<void> commit_range_kill(const Workflow& wf, std::vector<SlotChange>& changes,
+                                               RangeResult& result);
 
   WorkflowSource& source_;
   StateDatabase& db_;
@@ -109,6 +138,8 @@ class Scheduler {
   std::mutex config_mutex_;
   WorkflowConfigPtr config_;
   std::vector<SchedulerListener*> listeners_;
+  std::unique_ptr<Executor> inline_executor_;
+  Executor* executor_;
 };
 
 }  // namespace celos

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "celos/error.h"
 
@@ -27,8 +28,14 @@ struct ServerOptions {
   bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
   bool create_db = false;          // --create-db: create a missing --db (first installs)
   int auto_schedule_seconds = 0;   // 0 = no automatic stepping
+  // SPEC §10: external calls of a step in flight at once (1..1024; 1 = one at a time), and the
+  // bound of each call in seconds (> 0): Oozie, WebHDFS, Slurm commands, kills from the API.
+  int io_concurrency = 32;
+  double io_timeout_seconds = 30;
   // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
   std::string slurm_bin_dir;
+  // --notify-webhook URL (repeatable): notified of FAILURE and WAIT_TIMEOUT of every workflow.
+  std::vector<std::string> notify_webhooks;
   // State backends and the cluster (SPEC §11, §16).
   std::string state_db;            // --state-db URI; empty = file:<db_dir>
   std::string import_db_dir;       // --import-db DIR: copy DIR into --state-db and exit
