@@ -7,6 +7,8 @@
 #pragma GCC diagnostic ignored "-Wtsan"
 #endif
 
+#include <unistd.h>
+
 #include <cstdlib>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -36,6 +38,8 @@
 #include "celos/http_server.h"
 #include "celos/reload.h"
 #include "celos/scheduler.h"
+#include "celos/notifier.h"
+#include "celos/slot_history.h"
 #include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/version.h"
@@ -69,6 +73,13 @@ void on_hangup(boost::asio::signal_set& hangups, celos::ReloadHooks& hooks) {
     hooks.run();
     on_hangup(hangups, hooks);
   });
+}
+
+// This machine's name, for the "node" of notifications.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
 }
 
 // Node id and advertised URL (SPEC §16): a wildcard --host advertises the machine's host name.
@@ -180,6 +191,21 @@ int main(int argc, char** argv) try {
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
        .oozie_user = user, .slurm_bin = opts.slurm_bin_dir, .io_timeout = io_timeout});
   celos::Scheduler scheduler(*source, *state_db, *file_systems);
+  auto history = celos::make_history_recorder(*state_db);
+  scheduler.add_listener(*history);
+  // Notifications: their own HTTP client, 10 s per POST (SPEC §16), their own thread.
+  celos::Notifier notifier([&scheduler] { return scheduler.config(); },
+                           {.http = celos::make_curl_http_client(
+                                {.connect_timeout = std::chrono::seconds(5),
+                                 .total_timeout = std::chrono::seconds(10)}),
+                            .default_webhooks = opts.notify_webhooks,
+                            .node = host_name(),
+                            .capacity = 10000,
+                            .first_retry = std::chrono::seconds(5),
+                            .max_retry = std::chrono::minutes(2),
+                            .give_up_after = std::chrono::minutes(15),
+                            .clock = {}});
+  scheduler.add_listener(notifier);
   // SPEC §10: at most --io-concurrency external calls of a step in flight.
   auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
   scheduler.set_executor(*executor);
@@ -191,6 +217,7 @@ int main(int argc, char** argv) try {
   auto cluster = make_cluster(opts, fence);
   celos::ApiOptions api_options;
   api_options.may_step = [&cluster] { return cluster->is_leader(); };
+  api_options.jobs_dir = db + "/jobs";  // /api/v1/slot-log
   celos::Api api(scheduler, api_options);
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;

@@ -37,6 +37,8 @@ struct ApiOptions {
   // The current time; empty = the system clock.
   std::function<Time()> clock;
   std::string version = CELOS_VERSION;
+  // Where command and Slurm jobs keep their output (<db>/jobs), for /api/v1/slot-log.
+  std::string jobs_dir;
   // Cluster (SPEC §11): when set and false, step() does nothing (a standby never steps).
   std::function<bool()> may_step;
 };

@@ -31,6 +31,11 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE celos_announced ("
     "  dataset text NOT NULL, instance_time timestamptz NOT NULL,"
     "  announced timestamptz NOT NULL, PRIMARY KEY (dataset, instance_time));",
+    // 2 -> 3: slot history (SPEC §13), one row per change, the entry as the file backend's line.
+    "CREATE TABLE celos_history ("
+    "  id bigserial PRIMARY KEY, workflow text NOT NULL, slot_time timestamptz NOT NULL,"
+    "  entry text NOT NULL);"
+    "CREATE INDEX celos_history_slot ON celos_history (workflow, slot_time, id);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

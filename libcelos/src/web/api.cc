@@ -1,6 +1,7 @@
 // The dispatcher: finds the route, checks the method and runs the handler (serialized for
 // mutating routes). The handlers of the §6 routes are in api_handlers.cc.
 #include "celos/api.h"
+#include "celos/operator_api.h"
 
 #include <exception>
 #include <string_view>
@@ -35,6 +36,7 @@ HttpServerResponse method_not_allowed(const HttpServerRequest& request,
 Api::Api(Scheduler& scheduler, ApiOptions options)
     : scheduler_(scheduler), options_(std::move(options)) {
   register_core_routes(routes_, *this);
+  register_operator_routes(routes_, *this);
   register_dataset_routes(routes_, *this);
 }
 

@@ -20,6 +20,7 @@ constexpr const char* kUsage =
     "                    [--slurm-bin DIR] [--io-concurrency N] [--io-timeout SECONDS]\n"
     "                    [--state-db URI] [--node-id ID]\n"
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
+    "                    [--notify-webhook URL]...\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -44,6 +45,8 @@ po::options_description describe_server_options() {
        "seconds each external call may take (default 30)")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
        "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
+      ("notify-webhook", po::value<std::vector<std::string>>()->composing(),
+       "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")
       ("slurm-bin", po::value<std::string>(),
        "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
        "default: found in PATH")
@@ -181,6 +184,16 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   if (options.host.empty()) return fail("--host must not be empty", ErrorCode::kInvalid);
   if (auto ok = read_directories(vm, options); !ok) return tl::unexpected(ok.error());
   options.create_db = vm.count("create-db") > 0;
+  if (vm.count("notify-webhook")) {
+    for (const std::string& url : vm["notify-webhook"].as<std::vector<std::string>>()) {
+      if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+        return fail(fmt::format("--notify-webhook must be an http:// or https:// URL, not \"{}\"",
+                                url),
+                    ErrorCode::kInvalid);
+      }
+      options.notify_webhooks.push_back(url);
+    }
+  }
   if (auto ok = read_cluster(vm, options); !ok) return tl::unexpected(ok.error());
   return options;
 }
