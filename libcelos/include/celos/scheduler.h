@@ -7,7 +7,9 @@
 // WorkflowConfig snapshot and the state database, whose files are replaced atomically.
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +27,9 @@
 
 namespace celos {
 
+// The number of SlotStatus values.
+inline constexpr int kSlotStatusCount = 7;
+
 // How far back the step looks (SPEC §4): 7 days.
 inline constexpr std::chrono::hours kSlidingWindow{24 * 7};
 
@@ -35,6 +40,12 @@ struct StepReport {
   int submitted = 0;          // slots submitted to their external service
   std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
   std::chrono::milliseconds duration{0};
+  // The maintenance mode the step ran in (SPEC §13): under drain nothing is submitted, under
+  // pause the step does nothing.
+  MaintenanceMode maintenance = MaintenanceMode::kOff;
+  // Per stepped workflow: its slots in the window after the step, counted by status (index =
+  // static_cast<int>(SlotStatus)), for celos_slots.
+  std::map<std::string, std::array<int, kSlotStatusCount>> slots_by_status;
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.
@@ -98,6 +109,10 @@ class Scheduler {
                                                   const std::string& workflow, Time slot_time);
   void set_config(WorkflowConfigPtr config);
   void notify(const std::vector<SlotChange>& changes);
+  // Reads the maintenance mode into the report; true under pause (the step does nothing).
+  bool maintenance_pauses(StepReport& report);
+  // Duration, the closing log line and the listeners' on_step.
+  StepReport finish_step(StepReport& report, std::chrono::steady_clock::time_point started);
 
   WorkflowSource& source_;
   StateDatabase& db_;

@@ -228,6 +228,29 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->remove(path);
   }
 
+  Result<Maintenance> maintenance() override {
+    const std::string path = root_ + "/maintenance";
+    auto text = fs_->read(path);
+    if (!text) {
+      if (text.error().code == ErrorCode::kNotFound) return Maintenance{};
+      return tl::unexpected(text.error());
+    }
+    auto parsed = maintenance_from_json(*text);
+    if (!parsed) return fail(path + ": " + parsed.error().message, ErrorCode::kCorrupt);
+    return parsed;
+  }
+
+  Result<void> set_maintenance(const Maintenance& maintenance) override {
+    return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
+  }
+
+  Result<void> ping() override {
+    auto there = fs_->exists(root_);
+    if (!there) return tl::unexpected(there.error());
+    if (!*there) return fail("state database directory " + root_ + " is missing");
+    return {};
+  }
+
  private:
   using DaySlots = std::map<Time, SlotState>;
   struct CachedDay {

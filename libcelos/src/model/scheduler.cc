@@ -71,7 +71,8 @@ class WorkflowStep {
  public:
   WorkflowStep(const Workflow& workflow, const WorkflowConfig& config, Time now,
                StateDatabase& db, StepTriggerContext& triggers, StepReport& report)
-      : wf_(workflow), config_(config), now_(now), db_(db), triggers_(triggers), report_(report) {}
+      : wf_(workflow), config_(config), now_(now), db_(db), triggers_(triggers), report_(report),
+        drain_(report.maintenance == MaintenanceMode::kDrain) {}
 
   // Phase 1: load the slots and submit the strategy's picks. Returns the picks as RUNNING, to
   // be recorded (for all workflows at once) before they are started.
@@ -104,11 +105,16 @@ class WorkflowStep {
   // Phase 3: advance every slot loaded in phase 1; returns the changes to write.
   std::vector<SlotState> advance_all() {
     std::vector<SlotState> changes;
+    auto& counts = report_.slots_by_status[wf_.id];
+    counts.fill(0);
     for (const SlotState& slot : slots_) {
+      SlotStatus status = submitted_.count(slot.id.time) ? SlotStatus::kRunning : slot.status;
       if (auto next = advance(slot); next && *next != slot) {
         log_change(slot, *next);
+        status = next->status;
         changes.push_back(std::move(*next));
       }
+      ++counts[static_cast<std::size_t>(status)];
     }
     return changes;
   }
@@ -153,6 +159,7 @@ class WorkflowStep {
   // SPEC §4 step 3: submit; the caller records RUNNING with the external id, then starts.
   Result<std::vector<SlotState>> submit_picks() {
     std::vector<SlotState> running;
+    if (drain_) return running;  // maintenance drain: READY slots wait
     for (const SlotState& pick : wf_.strategy->pick(slots_)) {
       auto external_id = wf_.service->submit(pick.id);
       if (!external_id) {
@@ -163,6 +170,7 @@ class WorkflowStep {
       auto next = pick.running(*external_id);
       if (!next) return tl::unexpected(next.error());
       log_change(pick, *next);
+      submitted_.insert(pick.id.time);
       running.push_back(std::move(*next));
     }
     return running;
@@ -212,6 +220,8 @@ class WorkflowStep {
   StateDatabase& db_;
   StepTriggerContext& triggers_;
   StepReport& report_;
+  bool drain_;
+  std::set<Time> submitted_;  // picks submitted in this step (loaded READY, now RUNNING)
 };
 
 }  // namespace
@@ -252,6 +262,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   report.now = now;
   auto config = source_.load();
   set_config(config);
+  if (maintenance_pauses(report)) return finish_step(report, started);
   spdlog::info("step at {} started ({} workflows loaded, {} load errors)", format_time(now),
                config->workflows.size(), config->errors.size());
   StepTriggerContext triggers(now, db_, file_systems_);
@@ -339,12 +350,33 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     report.changed += static_cast<int>(changes.size());
     notify(committed);
   }
-  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  return finish_step(report, started);
+}
+
+bool Scheduler::maintenance_pauses(StepReport& report) {
+  auto maintenance = db_.maintenance();
+  if (!maintenance) {
+    // Unreadable: the operator may have asked for a pause, so do nothing rather than submit.
+    spdlog::error("maintenance mode unreadable, the step does nothing: {}",
+                  maintenance.error().message);
+    report.errors.push_back("maintenance: " + maintenance.error().message);
+    report.maintenance = MaintenanceMode::kPause;
+  } else {
+    report.maintenance = maintenance->mode;
+  }
+  if (report.maintenance != MaintenanceMode::kPause) return false;
+  spdlog::info("step at {}: maintenance pause, nothing done", format_time(report.now));
+  return true;
+}
+
+StepReport Scheduler::finish_step(StepReport& report, std::chrono::steady_clock::time_point started) {
+  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
   spdlog::info("step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors",
-               format_time(now), report.duration.count(), report.workflows, report.changed,
+               format_time(report.now), report.duration.count(), report.workflows, report.changed,
                report.submitted, report.errors.size());
   for (SchedulerListener* l : listeners_) l->on_step(report);
-  return report;
+  return std::move(report);
 }
 
 Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,
