@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -20,6 +21,10 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
+#include "celos/audit.h"
+#include "celos/auth.h"
+#include "celos/host_check.h"
+#include "celos/metrics.h"
 #include "celos/hadoop.h"
 #include "celos/logging.h"
 #include "celos/http_client.h"
@@ -73,32 +78,72 @@ int main(int argc, char** argv) try {
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
   auto http = celos::make_curl_http_client();
-  auto state_db = celos::make_file_state_database(celos::make_local_file_system(), db);
+  // Locks the directory (a second server on it exits 1, naming it and the holder's pid).
+  auto opened_db = celos::open_file_state_database(celos::make_local_file_system(), db);
+  if (!opened_db) throw std::runtime_error(opened_db.error().message);
+  auto state_db = std::move(*opened_db);
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
        .oozie_user = user});
-  celos::Scheduler scheduler(*source, *state_db, *file_systems);
-  // Load once before serving, so that reads never trigger the first load themselves.
-  const auto config = scheduler.reload();
-  spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
-               config->workflows.size(), workflows, config->errors.size());
+  // Metrics see external calls through decorators; the services themselves know nothing of it.
+  celos::Metrics metrics;
+  auto measured_source = celos::instrument_workflow_source(*source, metrics);
+  auto measured_file_systems = celos::instrument_file_systems(
+      *file_systems, metrics, hadoop_config->get("fs.defaultFS").rfind("file:", 0) == 0 ? "file" : "webhdfs");
+  celos::Scheduler scheduler(*measured_source, *state_db, *measured_file_systems);
+  scheduler.add_listener(metrics);
+  if (auto mode = state_db->maintenance()) metrics.set_maintenance(mode->mode);
 
-  celos::Api api(scheduler);
+  std::unique_ptr<celos::TokenStore> tokens;
+  if (!opts.auth_tokens.empty()) {
+    auto opened = celos::TokenStore::open(opts.auth_tokens);
+    if (!opened) throw StartupError{opened.error().message};
+    tokens = std::move(*opened);
+  } else if (!celos::is_loopback(opts.host)) {
+    spdlog::warn("listening on {} without --auth-tokens: anyone who reaches this address can "
+                 "rerun, kill and pause workflows", opts.host);
+  }
+  auto audit = celos::make_file_audit_sink(opts.logs_dir);
+  auto hosts = opts.allowed_hosts.empty()
+                   ? celos::default_host_policy(opts.host, "")
+                   : *celos::parse_allowed_hosts(opts.allowed_hosts);
+  celos::StartupGate startup;
+  celos::Api api(scheduler, {.hosts = hosts, .auth = {tokens.get(), opts.auth_reads},
+                             .audit = audit.get(), .metrics = &metrics, .db = state_db.get(),
+                             .startup = &startup, .node = celos::node_name(opts.port)});
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;
   server_options.host = opts.host;
   server_options.port = static_cast<std::uint16_t>(opts.port);
   auto server = celos::start_async_http_server(server_options, celos::make_api_http_handler(api, worker));
   spdlog::info("listening on {}:{}", opts.host, server->port());
+  // The port is open first: /health/*, /metrics and /version answer while the files load,
+  // everything else waits for the load (SPEC §16).
+  const auto config = scheduler.reload();
+  startup.open();
+  spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
+               config->workflows.size(), workflows, config->errors.size());
   std::optional<celos::PeriodicStepper> stepper;
   if (opts.auto_schedule_seconds > 0) {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
     spdlog::info("stepping automatically every {} s", opts.auto_schedule_seconds);
   }
+  // SIGHUP re-reads the tokens file (SPEC §16); serving and the running step go on.
+  boost::asio::signal_set hangups(signals_context, SIGHUP);
+  std::function<void()> on_hangup = [&] {
+    hangups.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      spdlog::info("SIGHUP: re-reading the tokens file");
+      if (tokens) (void)tokens->reload();
+      on_hangup();
+    });
+  };
+  on_hangup();
 
-  signals.async_wait([](const boost::system::error_code&, int signal) {
+  signals.async_wait([&hangups](const boost::system::error_code&, int signal) {
     spdlog::info("signal {} received: finishing the running step and stopping", signal);
+    hangups.cancel();  // so that run() returns
   });
   signals_context.run();
 

@@ -95,9 +95,9 @@ class CelosServer:
                                      headers=headers or {})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as res:
-                return Reply(res.status, res.read().decode(), res.headers)
+                return Reply(res.status, res.read().decode(errors="replace"), res.headers)
         except urllib.error.HTTPError as e:
-            return Reply(e.code, e.read().decode(), e.headers)
+            return Reply(e.code, e.read().decode(errors="replace"), e.headers)
 
     def get(self, target, **kw):
         return self.request("GET", target, **kw)

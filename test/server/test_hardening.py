@@ -3,6 +3,7 @@ celos-server on 127.0.0.1 in temporary directories. Each test failed before its 
 
 import glob
 import os
+import subprocess
 import sys
 import unittest
 
@@ -49,6 +50,19 @@ class HardeningTest(unittest.TestCase):
         self.assertEqual(self.status(server, "hello", "2015-09-13T00:00Z"), "SUCCESS")
         exits = glob.glob(os.path.join(server.db, "jobs", "hello", "**", "exit"), recursive=True)
         self.assertEqual(len(exits), 1, exits)
+
+    def test_a_second_server_on_the_same_db_exits_naming_the_directory_and_pid(self):
+        first = self.server()
+        second = self.server(start=False)
+        second.db = first.db
+        result = subprocess.run(second.command(), capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn(first.db, result.stderr)
+        self.assertIn("pid %d" % first.process.pid, result.stderr)
+        self.assertEqual(first.get("/version").status, 200)
+        self.assertEqual(first.terminate(), 0)
+        second.start()  # the lock goes with the first server
+        self.assertEqual(second.get("/version").status, 200)
 
 
 if __name__ == "__main__":

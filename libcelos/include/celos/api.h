@@ -44,12 +44,12 @@ class StartupGate;
 
 struct ApiOptions {
   // The current time; empty = the system clock.
-  std::function<Time()> clock;
+  std::function<Time()> clock = {};
   std::string version = CELOS_VERSION;
   // Host/Origin check (SPEC §16); nothing = no check (unit tests).
-  std::optional<HostPolicy> hosts;
+  std::optional<HostPolicy> hosts = {};
   // Bearer tokens (SPEC §13); no token store = no authentication.
-  AuthOptions auth;
+  AuthOptions auth = {};
   // Where mutating requests are recorded; null = nowhere. Not owned.
   AuditSink* audit = nullptr;
   // /metrics; null = an empty Metrics of the Api's own. Not owned.
@@ -59,9 +59,9 @@ struct ApiOptions {
   // Until the first load of the workflows ends (SPEC §16); null = loaded. Not owned.
   StartupGate* startup = nullptr;
   // "leader", "standby", ... for /health/ready and celos_leader; empty = always "leader".
-  std::function<std::string()> cluster_role;
+  std::function<std::string()> cluster_role = {};
   // This server as named in audit records (host:port).
-  std::string node;
+  std::string node = {};
 };
 
 class Api {

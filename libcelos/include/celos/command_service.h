@@ -5,19 +5,34 @@
 //
 //   <db>/jobs/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>/<external id>/
 //
-// and records the command there (`command`); start() launches `/bin/sh -c <command>` in a new
+// and records the command there (`command`); start() launches a small shell wrapper in a new
 // session (double fork, so the job is detached from the server and survives its restart) with
-// stdout and stderr redirected to the `stdout` and `stderr` files of the job directory, and
-// records the job's process id in `pid`. A small shell wrapper writes the exit status to
-// `exit` when the command ends (atomically: `exit.tmp` then rename).
+// stdout and stderr appended to the `stdout` and `stderr` files of the job directory, and
+// records the wrapper's process id in `pid`. The wrapper itself, before it runs
+// `/bin/sh -c <command>`, writes a `started` record (host, boot id, pid) atomically and
+// exclusively, keeps a `heartbeat` file fresh every heartbeat_interval, and writes the exit
+// status to `exit` when the command ends (atomically: `exit.tmp` then rename). See
+// io/command_job.h for the files.
 //
-// status(): `exit` holds 0 -> success, anything else -> failure; no `exit` yet -> running while
-// the recorded process exists, failure when it is gone (killed, machine rebooted). Everything
-// status() and kill() need is in the job directory, so a new service object (a restarted
-// server) answers for jobs started by an earlier one.
+// Exactly once (SPEC §16): start() does nothing for a job that has a started record, an exit
+// status, a kill request or a running wrapper; and of two wrappers of one job only the one that
+// creates `started` runs the command. So the step may call start() again for a job whose start
+// a crash interrupted.
 //
-// kill() sends SIGTERM to the job's process group, waits up to `kill_grace` for it to end, then
-// sends SIGKILL. It records `killed` in the job directory; killing an ended job is not an error.
+// status(): `exit` holds 0 -> success, anything else -> failure. No `exit`: with a started
+// record of this host and boot -> running while the wrapper's process lives, else failure; of
+// another host or boot -> running while the heartbeat is younger than heartbeat_timeout, else
+// failure with a message naming the host. No started record -> kSubmitted (never started: the
+// step starts it), except running while the launched wrapper is about to record itself and
+// failure when start() could not launch it (`start-error`, e.g. no such cwd) or it was killed.
+// A missing job directory is a failure naming this host. Everything status() and kill() need is
+// in the job directory, so a new service object (a restarted server, another node with the same
+// jobs directory) answers for jobs started by an earlier one.
+//
+// kill() first writes `kill-request` (a job that has not started never will; a wrapper on
+// another host obeys it within a heartbeat interval), then, for a job of this host, sends
+// SIGTERM to the job's process group, waits up to `kill_grace` for it to end, then sends
+// SIGKILL, and records `killed`. Killing an ended job is not an error.
 //
 // Time variables (${year} ... ${second}) are replaced with the slot's in the command, in the
 // values of `env` and in `cwd`. The job's environment is the server's, plus CELOS_WORKFLOW_ID,
@@ -44,6 +59,10 @@ struct CommandServiceOptions {
   std::string cwd;                         // working directory; empty = the job directory
   std::string db_dir;                      // the state database directory (jobs under <db>/jobs)
   std::chrono::milliseconds kill_grace{2000};  // SIGTERM -> SIGKILL
+  // The job's wrapper rewrites `heartbeat` this often; a job of another host (or boot) with no
+  // exit status is running while its heartbeat is younger than heartbeat_timeout (SPEC §16).
+  std::chrono::seconds heartbeat_interval{10};
+  std::chrono::seconds heartbeat_timeout{60};
 };
 
 ExternalServicePtr make_command_external_service(CommandServiceOptions options);

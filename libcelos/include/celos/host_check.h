@@ -35,6 +35,11 @@ std::string host_without_port(std::string_view host_header);
 // The host of a URL ("http://a.b:8080/x" -> "a.b"); empty when it has none ("null").
 std::string url_host(std::string_view url);
 
+// True for 127.x.x.x, ::1 and localhost (the start-up warning about missing tokens).
+bool is_loopback(std::string_view host);
+// "<machine's host name>:<port>", this server in audit records.
+std::string node_name(int port);
+
 // The reason to refuse the request (for a 403), or nothing.
 std::optional<std::string> check_host_and_origin(const HostPolicy& policy,
                                                  const HttpServerRequest& request, bool mutating);

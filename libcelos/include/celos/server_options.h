@@ -27,6 +27,11 @@ struct ServerOptions {
   bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
   bool create_db = false;          // --create-db: create a missing --db (first installs)
   int auto_schedule_seconds = 0;   // 0 = no automatic stepping
+  // --allowed-hosts a,b ('*' = any); empty = the default list (celos/host_check.h).
+  std::string allowed_hosts;
+  // --auth-tokens FILE (absolute; empty = no authentication) and --auth-reads (SPEC §13).
+  std::string auth_tokens;
+  bool auth_reads = false;
 };
 
 // What the command line asked for: options to run, or a text to print and exit 0 (--help,

@@ -72,6 +72,17 @@ class StateDatabase {
 std::unique_ptr<StateDatabase> make_file_state_database(std::shared_ptr<FileSystem> fs,
                                                         std::string root);
 
+// The file database for a server (SPEC §11): takes an exclusive lock on `<root>/.lock` (flock,
+// held until the database is destroyed; the holder's pid is written into the file), so that a
+// second server on the same directory fails with an error naming the directory and the
+// holder's pid. Then removes the stale temporaries of crashed writes under state/, rerun/ and
+// paused/ (safe: no other writer holds the lock), logging how many. `root` must exist.
+[[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_file_state_database(
+    std::shared_ptr<FileSystem> fs, std::string root);
+// Removes the temporaries of crashed atomic writes (`.<name>.tmp-<pid>-<n>`, see
+// LocalFileSystem) under `root`'s state/, rerun/ and paused/; returns how many.
+std::size_t remove_stale_temporaries(const std::string& root);
+
 // JSON of a slot state as stored and as the API prints it (without "time" when !with_time).
 std::string slot_state_to_json(const SlotState& state, bool with_time = true);
 // Parses a stored slot file; `id` comes from the file's path. kCorrupt on bad content.

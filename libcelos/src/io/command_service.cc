@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include "celos/time.h"
+#include "command_job.h"
 
 extern char** environ;
 
@@ -34,90 +35,48 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs the command as a child of a wrapper shell, which records the exit status atomically.
-// $1 = the command, $2 = the job directory.
+// The job's wrapper: records itself, keeps a heartbeat, runs the command, records the exit
+// status (command_job.h has the files). $1 = the command, $2 = the job directory, $3 = the host
+// name, $4 = the boot id, $5 = the heartbeat interval in seconds.
+//
+// The started record is a hard link of a complete file: link() fails when `started` exists, so
+// of two wrappers of one job (start() called again after a crash) exactly one runs the command.
+// The heartbeat loop also obeys a kill request (a kill from another host): TERM to the job's
+// process group after recording exit status 143, a grace period, then KILL.
 constexpr const char* kWrapper =
+    "d=$2\n"
+    "[ -e \"$d/kill-request\" ] && exit 0\n"
+    "t=\"$d/.started.$$\"\n"
+    "printf 'host=%s\\nboot=%s\\npid=%s\\n' \"$3\" \"$4\" \"$$\" > \"$t\" || exit 1\n"
+    "if ! ln \"$t\" \"$d/started\" 2>/dev/null; then rm -f \"$t\"; exit 0; fi\n"
+    "rm -f \"$t\"\n"
+    "sync \"$d/started\" \"$d\" 2>/dev/null\n"
+    "(\n"
+    "  trap 'kill $s 2>/dev/null; exit 0' TERM\n"
+    "  n=0\n"
+    "  while :; do\n"
+    "    n=$((n+1)); printf '%s\\n' \"$n\" > \"$d/heartbeat\"\n"
+    "    if [ -e \"$d/kill-request\" ]; then\n"
+    "      [ -e \"$d/exit\" ] || { printf '143\\n' > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"; }\n"
+    "      trap '' TERM; kill -TERM 0; sleep 2; kill -KILL 0\n"
+    "    fi\n"
+    "    sleep \"$5\" & s=$!; wait $s\n"
+    "  done\n"
+    ") </dev/null >/dev/null 2>&1 &\n"
+    "h=$!\n"
     "/bin/sh -c \"$1\"\n"
     "s=$?\n"
-    "printf '%s\\n' \"$s\" > \"$2/exit.tmp\" && mv -f \"$2/exit.tmp\" \"$2/exit\"\n";
+    "kill $h 2>/dev/null\n"
+    "printf '%s\\n' \"$s\" > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"\n";
 
 std::string errno_text(int error) { return std::strerror(error); }
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(fmt::format("cannot read {}", path), ErrorCode::kNotFound);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using command_job::inspect_process;
+using command_job::is_running;
+using command_job::read_pid_file;
+using command_job::write_file_atomically;
 
-// temp file + rename: a reader never sees a half-written pid or command file.
-Result<void> write_file_atomically(const std::string& path, const std::string& data) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << data;
-    if (!out.flush()) return fail(fmt::format("cannot write {}", temp));
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    return fail(fmt::format("cannot rename {} to {}: {}", temp, path, errno_text(errno)));
-  }
-  return {};
-}
-
-// What /proc says about a process: gone (or a zombie nobody reaped yet), or alive since
-// `start_ticks` (field 22 of /proc/<pid>/stat, clock ticks since boot).
-struct ProcessInfo {
-  bool alive = false;
-  unsigned long long start_ticks = 0;
-};
-
-ProcessInfo inspect_process(pid_t pid) {
-  ProcessInfo info;
-  auto stat = read_file(fmt::format("/proc/{}/stat", pid));
-  if (!stat) {
-    // No /proc (or a race with the process ending): fall back to the signal probe.
-    info.alive = ::kill(pid, 0) == 0 || errno == EPERM;
-    return info;
-  }
-  // The command name may contain spaces and parentheses: fields start after the last ')'.
-  const auto close = stat->rfind(')');
-  if (close == std::string::npos) return info;
-  std::istringstream fields(stat->substr(close + 1));
-  std::string state;
-  fields >> state;
-  if (state == "Z" || state == "X" || state == "x") return info;
-  std::string skip;
-  for (int field = 4; field < 22; ++field) fields >> skip;
-  fields >> info.start_ticks;
-  info.alive = true;
-  return info;
-}
-
-struct RecordedProcess {
-  pid_t pid = 0;
-  unsigned long long start_ticks = 0;  // 0 = unknown
-};
-
-std::optional<RecordedProcess> read_pid_file(const std::string& dir) {
-  auto text = read_file(dir + "/pid");
-  if (!text) return std::nullopt;
-  std::istringstream in(*text);
-  long long pid = 0;
-  RecordedProcess process;
-  if (!(in >> pid) || pid <= 1) return std::nullopt;
-  process.pid = static_cast<pid_t>(pid);
-  in >> process.start_ticks;
-  return process;
-}
-
-bool is_running(const RecordedProcess& process) {
-  const ProcessInfo info = inspect_process(process.pid);
-  if (!info.alive) return false;
-  // A different start time means the pid was reused (e.g. after a reboot): our job is gone.
-  return process.start_ticks == 0 || info.start_ticks == 0 ||
-         info.start_ticks == process.start_ticks;
-}
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
 Result<void> validate_external_id(const std::string& id) {
   if (id.empty() || id == "." || id == ".." || id.find('/') != std::string::npos) {
@@ -234,22 +193,94 @@ class CommandService : public ExternalService {
   Result<void> start(const SlotId& slot, const std::string& external_id) override {
     if (auto valid = validate_external_id(external_id); !valid) return valid;
     const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
+    // Exactly once: a job that recorded itself, ended, was killed or is being launched by an
+    // earlier start() is left alone (the wrapper's started record settles any race).
+    if (exists(dir + "/started") || exists(dir + "/exit") || exists(dir + "/kill-request") ||
+        exists(dir + "/start-error")) {
+      return {};
+    }
+    if (auto process = read_pid_file(dir); process && is_running(*process)) return {};
+    return launch(slot, dir);
+  }
+
+  Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override {
+    if (auto valid = validate_external_id(external_id); !valid) return tl::unexpected(valid.error());
+    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) {
+      return ExternalStatus(JobState::kFailure,
+                            fmt::format("the job directory {} does not exist on host {}", dir,
+                                        command_job::this_machine().host));
+    }
+    return command_job::job_status(dir, options_.heartbeat_timeout);
+  }
+
+  Result<void> kill(const SlotId& slot, const std::string& external_id) override {
+    if (auto valid = validate_external_id(external_id); !valid) return valid;
+    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
+    if (exists(dir + "/exit")) return {};
+    // First the durable wish: a wrapper that has not started yet never will, and the wrapper
+    // of a job on another host obeys it.
+    const auto now =
+        std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    if (auto asked = write_file_atomically(dir + "/kill-request", format_time(now) + "\n");
+        !asked) {
+      return asked;
+    }
+    const auto started = command_job::read_started(dir);
+    const auto& here = command_job::this_machine();
+    if (started && (started->host != here.host || started->boot != here.boot)) return {};
+    std::optional<command_job::RecordedProcess> process = read_pid_file(dir);
+    if (started && started->pid > 1) process = command_job::RecordedProcess{started->pid, 0};
+    if (process && is_running(*process)) terminate_group(*process);
+    return write_file_atomically(dir + "/killed", format_time(now) + "\n");
+  }
+
+  std::string describe() const override { return fmt::format("command \"{}\"", options_.command); }
+  std::string_view kind() const override { return "command"; }
+
+ private:
+  std::string new_external_id() {
+    static std::atomic<unsigned> counter{0};
+    static const unsigned salt = std::random_device{}();
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    return fmt::format("cmd-{}-{}-{}-{:08x}", now, ::getpid(), ++counter, salt);
+  }
+
+  // setsid() made the wrapper a process group leader: its pid is the group id.
+  void terminate_group(const command_job::RecordedProcess& process) const {
+    ::kill(-process.pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + options_.kill_grace;
+    while (is_running(process) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (is_running(process)) ::kill(-process.pid, SIGKILL);
+  }
+
+  Result<void> launch(const SlotId& slot, const std::string& dir) {
     const std::string command = replace_time_variables(options_.command, slot.time);
     const std::string cwd =
         options_.cwd.empty() ? dir : replace_time_variables(options_.cwd, slot.time);
-
     std::vector<std::string> env = job_environment(slot, options_.env);
     std::vector<char*> envp;
     for (auto& entry : env) envp.push_back(entry.data());
     envp.push_back(nullptr);
-    std::string arg0 = "sh", arg1 = "-c", wrapper = kWrapper, name = "celos-job";
-    std::string command_arg = command, dir_arg = dir;
-    std::vector<char*> argv = {arg0.data(),        arg1.data(),    wrapper.data(), name.data(),
-                               command_arg.data(), dir_arg.data(), nullptr};
+    const auto& machine = command_job::this_machine();
+    std::vector<std::string> args = {
+        "sh", "-c", kWrapper, "celos-job", command, dir, machine.host, machine.boot,
+        std::to_string(std::max<long long>(1, options_.heartbeat_interval.count()))};
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
 
+    // Appended, never truncated: a second wrapper of the job (which exits at once) must not
+    // clear the first one's output.
+    const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
     int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out_fd = ::open((dir + "/stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int err_fd = ::open((dir + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int out_fd = ::open((dir + "/stdout").c_str(), flags, 0644);
+    int err_fd = ::open((dir + "/stderr").c_str(), flags, 0644);
     int pipe_fds[2] = {-1, -1};
     FdCloser closer({&null_fd, &out_fd, &err_fd, &pipe_fds[0], &pipe_fds[1]});
     if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
@@ -259,7 +290,6 @@ class CommandService : public ExternalService {
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
       return fail(fmt::format("cannot start job {}: pipe: {}", dir, errno_text(errno)));
     }
-
     const pid_t child = ::fork();
     if (child < 0) return fail(fmt::format("cannot start job {}: fork: {}", dir, errno_text(errno)));
     if (child == 0) {
@@ -279,59 +309,10 @@ class CommandService : public ExternalService {
     return read_launch_report(pipe_fds[0], dir, cwd);
   }
 
-  Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override {
-    if (auto valid = validate_external_id(external_id); !valid) return tl::unexpected(valid.error());
-    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
-    if (auto exit = read_exit(dir)) return *exit;
-    const auto process = read_pid_file(dir);
-    if (process && is_running(*process)) return ExternalStatus::kRunning;
-    // The process may have ended between the two checks: look again before calling it lost.
-    if (auto exit = read_exit(dir)) return *exit;
-    return ExternalStatus::kFailure;
-  }
-
-  Result<void> kill(const SlotId& slot, const std::string& external_id) override {
-    if (auto valid = validate_external_id(external_id); !valid) return valid;
-    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
-    const auto process = read_pid_file(dir);
-    if (!process || !is_running(*process)) return {};
-    // setsid() made the job a process group leader: its pid is the group id.
-    ::kill(-process->pid, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + options_.kill_grace;
-    while (is_running(*process) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    if (is_running(*process)) ::kill(-process->pid, SIGKILL);
-    const auto now =
-        std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-    return write_file_atomically(dir + "/killed", format_time(now) + "\n");
-  }
-
-  std::string describe() const override { return fmt::format("command \"{}\"", options_.command); }
-  std::string_view kind() const override { return "command"; }
-
- private:
-  std::string new_external_id() {
-    static std::atomic<unsigned> counter{0};
-    static const unsigned salt = std::random_device{}();
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    return fmt::format("cmd-{}-{}-{}-{:08x}", now, ::getpid(), ++counter, salt);
-  }
-
-  static std::optional<ExternalStatus> read_exit(const std::string& dir) {
-    auto text = read_file(dir + "/exit");
-    if (!text) return std::nullopt;
-    const auto first = text->find_first_not_of(" \t\r\n");
-    const bool zero = first != std::string::npos && (*text)[first] == '0' &&
-                      text->find_first_not_of(" \t\r\n", first + 1) == std::string::npos;
-    return zero ? ExternalStatus::kSuccess : ExternalStatus::kFailure;
-  }
-
   Result<void> read_launch_report(int fd, const std::string& dir, const std::string& cwd) {
     pid_t job = 0;
     std::string problem;
+    bool permanent = false;
     LaunchMessage message{};
     for (;;) {
       const ssize_t n = ::read(fd, &message, sizeof message);
@@ -341,10 +322,15 @@ class CommandService : public ExternalService {
       if (message.tag == 'P' && message.value < 0) problem = "fork: " + errno_text(-message.value);
       if (message.tag == 'C') problem = fmt::format("cannot enter {}: {}", cwd, errno_text(message.value));
       if (message.tag == 'E') problem = "exec /bin/sh: " + errno_text(message.value);
+      permanent = permanent || message.tag == 'C' || message.tag == 'E';
+    }
+    if (permanent) {
+      // The job can never run (no such cwd): recorded, so that status() says failure.
+      [[maybe_unused]] auto recorded = write_file_atomically(dir + "/start-error", problem + "\n");
     }
     if (!problem.empty()) return fail(fmt::format("cannot start job {}: {}", dir, problem));
     if (job <= 0) return fail(fmt::format("cannot start job {}: no process", dir));
-    const ProcessInfo info = inspect_process(job);
+    const command_job::ProcessInfo info = inspect_process(job);
     return write_file_atomically(dir + "/pid", fmt::format("{} {}\n", job, info.start_ticks));
   }
 

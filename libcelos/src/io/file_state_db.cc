@@ -117,8 +117,10 @@ std::int64_t wall_clock_ns() {
 
 class FileStateDatabase final : public StateDatabase {
  public:
-  FileStateDatabase(std::shared_ptr<FileSystem> fs, std::string root)
-      : fs_(std::move(fs)), root_(std::move(root)) {
+  // `hold` lives as long as the database (the directory lock of open_file_state_database).
+  FileStateDatabase(std::shared_ptr<FileSystem> fs, std::string root,
+                    std::shared_ptr<void> hold = nullptr)
+      : fs_(std::move(fs)), root_(std::move(root)), hold_(std::move(hold)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   }
 
@@ -338,6 +340,7 @@ class FileStateDatabase final : public StateDatabase {
 
   std::shared_ptr<FileSystem> fs_;
   std::string root_;
+  std::shared_ptr<void> hold_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, CachedDay>> cache_;
 };
@@ -347,6 +350,12 @@ class FileStateDatabase final : public StateDatabase {
 std::unique_ptr<StateDatabase> make_file_state_database(std::shared_ptr<FileSystem> fs,
                                                         std::string root) {
   return std::make_unique<FileStateDatabase>(std::move(fs), std::move(root));
+}
+
+std::unique_ptr<StateDatabase> make_file_state_database_holding(std::shared_ptr<FileSystem> fs,
+                                                                std::string root,
+                                                                std::shared_ptr<void> hold) {
+  return std::make_unique<FileStateDatabase>(std::move(fs), std::move(root), std::move(hold));
 }
 
 }  // namespace celos

@@ -75,6 +75,17 @@ std::string url_host(std::string_view url) {
   return host_without_port(url);
 }
 
+bool is_loopback(std::string_view host) {
+  const std::string h = host_without_port(host);
+  return h == "localhost" || h == "::1" || h.rfind("127.", 0) == 0;
+}
+
+std::string node_name(int port) {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost:" + std::to_string(port);
+  return std::string(name) + ":" + std::to_string(port);
+}
+
 std::optional<std::string> check_host_and_origin(const HostPolicy& policy,
                                                  const HttpServerRequest& request, bool mutating) {
   std::string host;

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "celos/host_check.h"
 #include "celos/server_options.h"
 
 namespace celos {
@@ -16,7 +17,8 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
-    "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n";
+    "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
+    "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n";
 
 po::options_description describe_server_options() {
   const ServerOptions d;
@@ -35,7 +37,12 @@ po::options_description describe_server_options() {
       ("create-db", "create a missing --db directory (first installs)")
       ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
-       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)");
+       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
+      ("allowed-hosts", po::value<std::string>(),
+       "host names clients may use (Host header), comma-separated; * = any "
+       "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")
+      ("auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")
+      ("auth-reads", "reads need a viewer token too (needs --auth-tokens)");
   return options;
 }
 
@@ -74,6 +81,23 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
   return {};
 }
 
+Result<void> read_api_options(const po::variables_map& vm, ServerOptions& options) {
+  if (vm.count("allowed-hosts")) {
+    options.allowed_hosts = vm["allowed-hosts"].as<std::string>();
+    if (auto ok = parse_allowed_hosts(options.allowed_hosts); !ok) return tl::unexpected(ok.error());
+  }
+  if (vm.count("auth-tokens")) {
+    const auto& file = vm["auth-tokens"].as<std::string>();
+    if (file.empty()) return fail("--auth-tokens must not be empty", ErrorCode::kInvalid);
+    options.auth_tokens = absolute_directory(file);
+  }
+  options.auth_reads = vm.count("auth-reads") > 0;
+  if (options.auth_reads && options.auth_tokens.empty()) {
+    return fail("--auth-reads needs --auth-tokens", ErrorCode::kInvalid);
+  }
+  return {};
+}
+
 Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   ServerOptions options;
   if (auto ok = read_numbers(vm, options); !ok) return tl::unexpected(ok.error());
@@ -81,6 +105,7 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   if (options.host.empty()) return fail("--host must not be empty", ErrorCode::kInvalid);
   if (auto ok = read_directories(vm, options); !ok) return tl::unexpected(ok.error());
   options.create_db = vm.count("create-db") > 0;
+  if (auto ok = read_api_options(vm, options); !ok) return tl::unexpected(ok.error());
   return options;
 }
 

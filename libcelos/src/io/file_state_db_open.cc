@@ -1,0 +1,115 @@
+// Opening the file state database for a server (celos/state_db.h): the directory lock of
+// SPEC §11 and the removal of the temporaries that crashed writes left behind.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "celos/state_db.h"
+
+namespace celos {
+
+// In file_state_db.cc: the database, keeping `hold` alive as long as itself.
+std::unique_ptr<StateDatabase> make_file_state_database_holding(std::shared_ptr<FileSystem> fs,
+                                                                std::string root,
+                                                                std::shared_ptr<void> hold);
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// An open, flock()ed lock file; closing the descriptor releases the lock (also on a crash).
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(int fd) : fd_(fd) {}
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+  ~DirectoryLock() { ::close(fd_); }
+
+ private:
+  int fd_;
+};
+
+std::string holder_of(int fd) {
+  char buffer[32] = {};
+  const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  std::string text = n > 0 ? std::string(buffer, static_cast<std::size_t>(n)) : "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text.empty() || text.find_first_not_of("0123456789") != std::string::npos ? "" : text;
+}
+
+Result<std::shared_ptr<DirectoryLock>> lock_directory(const std::string& root) {
+  const std::string path = root + "/.lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return fail(fmt::format("cannot open the lock file {} of state database directory {}: {}",
+                            path, root, std::strerror(errno)));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    const std::string holder = holder_of(fd);
+    ::close(fd);
+    if (error != EWOULDBLOCK) {
+      return fail(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
+    }
+    return fail(fmt::format("state database directory {} is in use by another celos-server "
+                            "({}; lock file {})",
+                            root, holder.empty() ? "pid unknown" : "pid " + holder, path));
+  }
+  auto lock = std::make_shared<DirectoryLock>(fd);
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    spdlog::warn("cannot write the pid into {}: {}", path, std::strerror(errno));
+  }
+  return lock;
+}
+
+// `.<name>.tmp-<pid>-<n>`: LocalFileSystem::write_files' temporaries.
+bool is_temporary_name(const std::string& name) {
+  return name.size() > 1 && name.front() == '.' && name.find(".tmp-") != std::string::npos;
+}
+
+}  // namespace
+
+std::size_t remove_stale_temporaries(const std::string& root) {
+  std::size_t removed = 0;
+  for (const char* tree : {"state", "rerun", "paused"}) {
+    std::error_code ec;
+    fs::recursive_directory_iterator it(fs::path(root) / tree, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      if (!is_temporary_name(it->path().filename().string())) continue;
+      std::error_code type_error;
+      if (!it->is_regular_file(type_error)) continue;
+      std::error_code remove_error;
+      if (fs::remove(it->path(), remove_error)) ++removed;
+    }
+  }
+  return removed;
+}
+
+Result<std::unique_ptr<StateDatabase>> open_file_state_database(std::shared_ptr<FileSystem> fs,
+                                                                std::string root) {
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    return fail(fmt::format("state database directory {} does not exist", root));
+  }
+  auto lock = lock_directory(root);
+  if (!lock) return tl::unexpected(lock.error());
+  const std::size_t removed = remove_stale_temporaries(root);
+  if (removed > 0) {
+    spdlog::info("removed {} stale temporary files of interrupted writes from {}", removed, root);
+  }
+  return make_file_state_database_holding(std::move(fs), std::move(root), std::move(*lock));
+}
+
+}  // namespace celos
