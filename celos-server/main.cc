@@ -85,7 +85,7 @@ int main(int argc, char** argv) try {
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
-       .oozie_user = user});
+       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir});
   // Metrics see external calls through decorators; the services themselves know nothing of it.
   celos::Metrics metrics;
   auto measured_source = celos::instrument_workflow_source(*source, metrics);

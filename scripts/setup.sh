@@ -8,13 +8,21 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   duktape-dev libssh2-1-dev libcurl4-openssl-dev libfmt-dev libspdlog-dev libexpected-dev
   catch2 openssh-server openssh-client chromium wrk python3-websocket python3-yaml
+  postgresql libpq-dev
+  slurm-wlm munge
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The tests start private PostgreSQL clusters (initdb refuses root): as this unprivileged user.
+ensure_test_user() {
+  if [ "$(id -u)" -eq 0 ] && ! id celos-test >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin celos-test
+  fi
+}
+if [ ${#missing[@]} -eq 0 ]; then ensure_test_user; exit 0; fi
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
@@ -22,3 +30,4 @@ echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq -o DPkg::Lock::Timeout=600 >/dev/null
 $sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+ensure_test_user

@@ -56,6 +56,7 @@ class CelosServer:
         self.stderr_path = os.path.join(self.root, "stderr.txt")
         self.cwd = None      # the server's working directory (None: the test's)
         self.db_flag = None  # what is passed as --db (None: self.db)
+        self.preexec = None  # run in the child before exec (e.g. a lower RLIMIT_NOFILE)
         if start:
             self.start()
 
@@ -71,7 +72,8 @@ class CelosServer:
     def start(self):
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
-                                        stderr=self.stderr, cwd=self.cwd)
+                                        stderr=self.stderr, cwd=self.cwd,
+                                        preexec_fn=self.preexec)
 
         def up():
             if self.process.poll() is not None:

@@ -2,14 +2,29 @@
 celos-server on 127.0.0.1 in temporary directories. Each test failed before its fix."""
 
 import glob
+import json
 import os
+import urllib.error
+import urllib.parse
+import urllib.request
+import resource
+import socket
 import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_process import CelosServer, poll  # noqa: E402
-from test_server import workflow_js, STORY_TIME  # noqa: E402
+from e2e_util import free_port  # noqa: E402
+
+UI = os.environ.get("CELOS_UI", "")
+EMOJI = "\U0001F600"
+EMOJI_WORKFLOW = """celos.defineWorkflow({id: "smile-\\uD83D\\uDE00", startTime: "2015-09-13T00:00Z",
+    schedule: celos.hourlySchedule(), schedulingStrategy: celos.serialSchedulingStrategy(),
+    trigger: celos.alwaysTrigger(), externalService: celos.commandExternalService("true"),
+    url: "http://wiki/\\uD83D\\uDE00", contacts: [{name: "Ann %s", email: "a@x"}]});
+""" % EMOJI
+from test_server import workflow_js, read_logs, STORY_TIME  # noqa: E402
 
 
 class HardeningTest(unittest.TestCase):
@@ -63,6 +78,69 @@ class HardeningTest(unittest.TestCase):
         self.assertEqual(first.terminate(), 0)
         second.start()  # the lock goes with the first server
         self.assertEqual(second.get("/version").status, 200)
+
+    def test_running_out_of_file_descriptors_does_not_stop_the_accept_loop(self):
+        limit = 64
+        server = self.server(start=False)
+        server.preexec = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+        server.start()
+        clients = []
+        try:
+            for _ in range(limit + 36):  # more connections than descriptors
+                clients.append(socket.create_connection(("127.0.0.1", server.port), timeout=10))
+            poll(lambda: "accepting a connection failed" in read_logs(server),
+                 "the server to log the failed accept")
+        finally:
+            for client in clients:
+                client.close()
+
+        def answers():
+            try:
+                return server.get("/version", timeout=2).status == 200
+            except OSError:
+                return False
+        poll(answers, "the server to answer again once the connections closed")
+        self.assertIsNone(server.process.poll())
+
+    def test_an_emoji_in_ids_urls_and_contacts_is_utf8_in_the_api_and_the_ui(self):
+        server = self.server({"smile.js": EMOJI_WORKFLOW})
+        wid = "smile-" + EMOJI
+        self.assertEqual(server.get("/workflow-list").json["ids"], [wid])  # strict UTF-8
+        self.step(server)
+        reply = server.get("/workflow-slots?id=" + urllib.parse.quote(wid))
+        self.assertEqual(reply.status, 200, reply)
+        self.assertEqual(reply.json["info"]["url"], "http://wiki/" + EMOJI)
+        self.assertEqual(reply.json["info"]["contacts"][0]["name"], "Ann " + EMOJI)
+        if not UI:
+            self.skipTest("CELOS_UI not set")
+        port = free_port()
+        ui = subprocess.Popen([UI, "--port", str(port), "--celos", server.url("")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            def page():
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/ui?time=%s" % (
+                            port, STORY_TIME), timeout=5) as res:
+                        return res.status, res.read().decode()
+                except urllib.error.HTTPError as e:
+                    return e.code, e.read().decode()
+                except OSError:
+                    return None
+            poll(lambda: page() is not None, "celos-ui to answer")
+            status, text = page()
+            self.assertEqual(status, 200, text[:500])
+            self.assertIn(wid, text)
+        finally:
+            ui.terminate()
+            ui.wait(timeout=30)
+
+    def test_query_parameters_that_are_not_utf8_are_400_json(self):
+        server = self.server({"smile.js": EMOJI_WORKFLOW})
+        for target in ("/workflow-slots?id=a%FF", "/slot-state?id=%ED%A0%BD&time=x"):
+            with self.subTest(target=target):
+                reply = server.get(target)  # decodes strictly: raw bytes would raise
+                self.assertEqual(reply.status, 400, reply)
+                self.assertIn("UTF-8", reply.json["error"])
 
 
 if __name__ == "__main__":

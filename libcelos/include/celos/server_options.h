@@ -32,6 +32,8 @@ struct ServerOptions {
   // --auth-tokens FILE (absolute; empty = no authentication) and --auth-reads (SPEC §13).
   std::string auth_tokens;
   bool auth_reads = false;
+  // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
+  std::string slurm_bin_dir;
 };
 
 // What the command line asked for: options to run, or a text to print and exit 0 (--help,

@@ -10,7 +10,9 @@
 // Safe for one writer and any number of concurrent readers.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,10 +65,66 @@ class StateDatabase {
   // File backend: <db>/maintenance, a JSON object written atomically.
   [[nodiscard]] virtual Result<Maintenance> maintenance() = 0;
   [[nodiscard]] virtual Result<void> set_maintenance(const Maintenance& maintenance) = 0;
-  // Whether the database answers (for /health/ready): an error says why not. The file backend
-  // checks that its directory is there.
-  [[nodiscard]] virtual Result<void> ping() = 0;
+  // Whether the backend can be used right now (/health/ready): a PostgreSQL database that cannot
+  // be reached answers an error naming its host, port and database. The file backend: always ok.
+  [[nodiscard]] virtual Result<void> check() { return {}; }
 };
+
+// The lease a write of a cluster node must still hold (SPEC §11): every write of a fenced
+// PostgreSQL database checks, in its own transaction, that `node_id` holds the lease of
+// `cluster` with `epoch` and that the lease has not expired by the database's clock. Shared
+// between the cluster component (which sets and clears it) and the database (which reads it);
+// thread-safe.
+class WriteFence {
+ public:
+  struct Holder {
+    std::string cluster;
+    std::string node_id;
+    std::int64_t epoch = 0;
+  };
+  void set(std::optional<Holder> holder) {
+    std::lock_guard lock(mutex_);
+    holder_ = std::move(holder);
+  }
+  std::optional<Holder> get() const {
+    std::lock_guard lock(mutex_);
+    return holder_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<Holder> holder_;
+};
+
+struct StateDatabaseOptions {
+  // file: create the directory when it is missing (otherwise a missing directory is an error).
+  bool create = false;
+  // file: the file system the directory lives on (tests; default: the local one, locked with
+  // open_file_state_database()).
+  std::shared_ptr<FileSystem> fs;
+  // postgresql: a server that cannot be reached yet is not an error: the database is returned
+  // and connects on use (celos-server keeps running and retrying). Malformed URIs, refused
+  // credentials and a schema newer than this binary are errors all the same.
+  bool connect_later = false;
+  // postgresql: when set, every write is fenced by the lease it holds (no holder: refused).
+  std::shared_ptr<const WriteFence> fence;
+};
+
+// Opens the state database named by `uri` (SPEC §11, §16): `file:/abs`, `file:rel`,
+// `file:///abs` or a libpq URI `postgresql://…` / `postgres://…` (the password may come from
+// PGPASSFILE). PostgreSQL's schema is created or migrated here (migrations only add).
+// Errors: kInvalid for a malformed URI, refused credentials or an unknown database (exit 2);
+// kCorrupt for a schema newer than this binary (exit 1); kFailed for a server that cannot be
+// reached (unless options.connect_later). Messages name host, port and database, never the
+// password.
+[[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_state_database(
+    std::string_view uri, const StateDatabaseOptions& options = {});
+
+// The directory of a `file:` URI, or nothing for other schemes.
+std::optional<std::string> file_state_database_dir(std::string_view uri);
+
+// Connection details of a PostgreSQL URI for messages: "host H port P database D" (no password).
+std::string describe_postgres_uri(std::string_view uri);
 
 // The file database rooted at `root` (the --db directory) on `fs`.
 std::unique_ptr<StateDatabase> make_file_state_database(std::shared_ptr<FileSystem> fs,

@@ -24,7 +24,8 @@ using Seconds = std::chrono::seconds;
 // `2015-09-13T13:40:00.000Z`.
 std::string format_time(Time t);
 
-// `2015-09-13T13:40Z` (the short form used in celosWorkflowName).
+// `2015-09-13T13:40Z` (the short form used in celosWorkflowName and Slurm job names); with
+// seconds (`2015-09-13T13:40:07Z`) only when the time has any (SPEC §16).
 std::string format_time_short(Time t);
 
 // `2015-09-13` and `13:40:00.000Z`: the two path components of the state database (SPEC §5).

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "celos/http_client.h"
+#include "celos/process_runner.h"
 #include "celos/workflow.h"
 
 namespace celos {
@@ -24,6 +25,13 @@ struct WorkflowLoaderOptions {
   std::shared_ptr<HttpClient> http;
   // `user.name` sent to Oozie, if not empty.
   std::string oozie_user;
+  // For slurmExternalService: the jobs directory (empty: <db_dir>/jobs), the directory of the
+  // Slurm commands (`--slurm-bin`; empty: PATH), the bound of each Slurm command
+  // (`--io-timeout`), and what runs them (null: the real process runner).
+  std::string jobs_dir{};
+  std::string slurm_bin{};
+  std::chrono::milliseconds io_timeout{30000};
+  std::shared_ptr<ProcessRunner> process_runner{};
 };
 
 // A WorkflowSource that re-reads the files on load() and re-evaluates only when a workflow or

@@ -206,7 +206,9 @@ class FileStateDatabase final : public StateDatabase {
         }
         auto marked = rerun_time(path, f);
         if (!marked) return tl::unexpected(marked.error());
-        if (now - *marked > kRerunMarkerLifetime) {
+        auto expired = marker_expired(SlotId{std::string(workflow), *slot_time}, *marked, now);
+        if (!expired) return tl::unexpected(expired.error());
+        if (*expired) {
           if (auto removed = fs_->remove(path); !removed) return tl::unexpected(removed.error());
           spdlog::info("rerun marker expired and removed: {}", path);
           continue;
@@ -246,7 +248,7 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
-  Result<void> ping() override {
+  Result<void> check() override {
     auto there = fs_->exists(root_);
     if (!there) return tl::unexpected(there.error());
     if (!*there) return fail("state database directory " + root_ + " is missing");
@@ -317,6 +319,15 @@ class FileStateDatabase final : public StateDatabase {
       cache_[workflow][day.name] = CachedDay{day.mtime_ns, racy, slots};
     }
     return std::shared_ptr<const DaySlots>(slots);
+  }
+
+  // A marker older than kRerunMarkerLifetime expires once its slot is final (SPEC §16): a rerun
+  // that has not finished yet keeps the slot in the step's view however long it takes.
+  Result<bool> marker_expired(const SlotId& id, Time marked, Time now) {
+    if (now - marked <= kRerunMarkerLifetime) return false;
+    auto slot = get_slot(id);
+    if (!slot) return tl::unexpected(slot.error());
+    return slot->has_value() && is_final((*slot)->status);
   }
 
   // When a rerun marker was written: its rerunTime, or the file's mtime for markers without one.

@@ -91,12 +91,15 @@ TEST_CASE("a corrupt slot file is an error naming the file and is left alone") {
   CHECK_FALSE(db->get_slot({"wf", kT}));
 }
 
-TEST_CASE("rerun markers carry their time and expire after fourteen days") {
+TEST_CASE("rerun markers carry their time and expire after fourteen days once the slot is final") {
   testing::MemFileSystem mem;
   auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
   auto db = make_file_state_database(fs, "/db");
   const Time asked = make_time(2015, 10, 1);
   REQUIRE(db->mark_rerun({"wf", kT}, asked));
+  REQUIRE(db->put_slots({SlotState::of({"wf", kT}, SlotStatus::kRunning, "j")}));
+  CHECK(db->rerun_times("wf", asked + hours(24 * 30)).value() == std::vector<Time>{kT});
+  REQUIRE(db->put_slots({SlotState::of({"wf", kT}, SlotStatus::kSuccess, "j")}));
   CHECK(mem.read("/db/rerun/wf/2015-09-15/01:00:00.000Z").value() ==
         "{\"rerunTime\":\"2015-10-01T00:00:00.000Z\"}\n");
   CHECK(db->rerun_times("wf", asked + hours(24 * 14)).value() == std::vector<Time>{kT});

@@ -51,7 +51,7 @@ TEST_CASE("Slot properties: defaults < workflow properties < slot variables") {
                         {"hour", "07"},
                         {"minute", "05"},
                         {"second", "03"},
-                        {"celosWorkflowName", "wordcount@2015-09-02T07:05Z"}});
+                        {"celosWorkflowName", "wordcount@2015-09-02T07:05:03Z"}});
 }
 
 TEST_CASE_METHOD(Fixture, "submit posts an XML configuration to v2/jobs and returns the job id") {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "celos/command_service.h"
+#include "celos/utf8.h"
 #include "celos/cron.h"
 #include "js/js_scope.h"
 
@@ -55,7 +56,7 @@ std::string require_string(duk_context* ctx, duk_idx_t idx, const char* fn,
   }
   duk_size_t length = 0;
   const char* text = duk_get_lstring(ctx, idx, &length);
-  return std::string(text, length);
+  return cesu8_to_utf8(std::string_view(text, length));  // an emoji leaves Duktape as CESU-8
 }
 
 std::int64_t require_integer(duk_context* ctx, duk_idx_t idx, const char* fn,
@@ -135,7 +136,7 @@ std::map<std::string, std::string> require_properties(duk_context* ctx, duk_idx_
                                    "boolean, got {}",
                                    fn, what, name, type_of(ctx, -1)));
     }
-    properties[name] = duk_to_string(ctx, -1);
+    properties[cesu8_to_utf8(name)] = cesu8_to_utf8(duk_to_string(ctx, -1));
     duk_pop_2(ctx);
   }
   duk_pop(ctx);
@@ -490,7 +491,8 @@ OoziePropertiesFunction keep_properties_function(duk_context* ctx, duk_idx_t idx
     PropertiesCall call{&slot, key, {}};
     heap->arm(budget);
     const duk_int_t rc = duk_safe_call(context, call_properties_function, &call, 0, 1);
-    std::string message = rc == DUK_EXEC_SUCCESS ? "" : duk_safe_to_string(context, -1);
+    std::string message =
+        rc == DUK_EXEC_SUCCESS ? "" : cesu8_to_utf8(duk_safe_to_string(context, -1));
     duk_pop(context);
     const bool timed_out = heap->timed_out();
     heap->disarm();
@@ -642,6 +644,7 @@ const ApiFunction kApi[] = {
     {"delayTrigger", delay_trigger, 1},
     {"oozieExternalService", oozie_external_service, 2},
     {"commandExternalService", command_external_service, 2},
+    {"slurmExternalService", slurm_external_service_js, 2},
     {"replaceTimeVariables", replace_time_variables_js, 2},
     {"mergeProperties", merge_properties, 2},
 };
@@ -709,6 +712,10 @@ void install_api(duk_context* ctx, FileScope& scope) {
 
 std::string defaults_path(const std::string& defaults_dir, const std::string& name) {
   return defaults_dir + "/" + name + ".js";
+}
+
+void push_external_service(duk_context* ctx, ExternalServicePtr service) {
+  push_celos_object(ctx, std::move(service));
 }
 
 }  // namespace celos::js

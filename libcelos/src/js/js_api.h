@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "celos/http_client.h"
+#include "celos/process_runner.h"
 #include "celos/workflow.h"
 
 namespace celos::js {
@@ -21,6 +22,13 @@ struct EvalSettings {
   std::size_t max_heap_bytes = 64 * 1024 * 1024;
   std::shared_ptr<HttpClient> http;
   std::string oozie_user;
+  // For slurmExternalService (js_slurm.cc): where job directories live (empty: <db>/jobs),
+  // where the Slurm commands are (empty: PATH), their time bound, and what runs them (null:
+  // the real runner).
+  std::string jobs_dir;
+  std::string slurm_bin;
+  std::chrono::milliseconds io_timeout{30000};
+  std::shared_ptr<ProcessRunner> process_runner;
 };
 
 struct FileEvaluation {

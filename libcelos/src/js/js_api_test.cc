@@ -488,3 +488,29 @@ TEST_CASE("a huge allocation is refused by the memory budget and reported as the
 
 }  // namespace
 }  // namespace celos
+
+namespace celos {
+namespace {
+
+// Duktape keeps characters outside the BMP as CESU-8; what leaves it must be UTF-8 (issue 11).
+TEST_CASE("an emoji in a workflow's url, contacts and command env leaves the JS as UTF-8") {
+  const std::string emoji = "\xF0\x9F\x98\x80";  // U+1F600
+  const Workflow workflow = only_workflow(eval(
+      "celos.defineWorkflow({id: 'wf', schedule: celos.hourlySchedule(), "
+      "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
+      "externalService: celos.commandExternalService('true', {env: {E: '\\uD83D\\uDE00'}}), "
+      "url: 'http://wiki/\\uD83D\\uDE00', "
+      "contacts: [{name: 'Ann " + emoji + "', email: 'a\\uD83D\\uDE00@x'}]});\n"));
+  CHECK(workflow.url == "http://wiki/" + emoji);
+  REQUIRE(workflow.contacts.size() == 1);
+  CHECK(workflow.contacts[0].name == "Ann " + emoji);
+  CHECK(workflow.contacts[0].email == "a" + emoji + "@x");
+}
+
+TEST_CASE("a load error that quotes an emoji is UTF-8") {
+  const std::string message = error_of("throw 'bad \\uD83D\\uDE00 and \\uD83D alone';");
+  CHECK_THAT(message, Catch::Contains("bad \xF0\x9F\x98\x80 and \xEF\xBF\xBD alone"));
+}
+
+}  // namespace
+}  // namespace celos

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "celos/utf8.h"
 #include "js/js_scope.h"
 
 namespace celos::js {
@@ -40,12 +41,12 @@ duk_ret_t read_error(duk_context* ctx, void* udata) {
   if (facts.is_error) {
     facts.syntax = duk_get_error_code(ctx, -1) == DUK_ERR_SYNTAX_ERROR;
     duk_get_prop_string(ctx, -1, "fileName");
-    if (const char* file = duk_get_string(ctx, -1)) facts.file = file;
+    if (const char* file = duk_get_string(ctx, -1)) facts.file = cesu8_to_utf8(file);
     duk_get_prop_string(ctx, -2, "lineNumber");
     facts.line = duk_get_int(ctx, -1);
     duk_pop_2(ctx);
   }
-  facts.text = duk_safe_to_string(ctx, -1);
+  facts.text = cesu8_to_utf8(duk_safe_to_string(ctx, -1));
   return 0;
 }
 

@@ -60,6 +60,11 @@ void install_api(duk_context* ctx, FileScope& scope);
 // script location anywhere. Callable from inside a C function of the API.
 ThrowSite current_site(duk_context* ctx, const std::string& file_name);
 
+// celos.slurmExternalService (js_slurm.cc).
+duk_ret_t slurm_external_service_js(duk_context* ctx);
+// Hands the script an external service object (js_api.cc).
+void push_external_service(duk_context* ctx, ExternalServicePtr service);
+
 // The Oozie service of celos.oozieExternalService (js_oozie.cc): the real one from
 // celos/hadoop.h, wrapped so that a missing URL or HTTP client fails at submit time only.
 ExternalServicePtr make_js_oozie_service(std::shared_ptr<HttpClient> http, std::string url,

@@ -103,7 +103,11 @@ std::string format_time(Time t) {
 
 std::string format_time_short(Time t) {
   const CivilTime c = to_civil(t);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute);
+  const std::string minutes =
+      fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute);
+  if (c.millisecond != 0) return fmt::format("{}:{:02}.{:03}Z", minutes, c.second, c.millisecond);
+  if (c.second != 0) return fmt::format("{}:{:02}Z", minutes, c.second);
+  return minutes + "Z";
 }
 
 std::string format_day(Time t) {

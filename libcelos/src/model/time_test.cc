@@ -88,8 +88,10 @@ TEST_CASE("format_time prints milliseconds and a Z") {
   CHECK(format_time(make_time(1970, 1, 1)) == "1970-01-01T00:00:00.000Z");
 }
 
-TEST_CASE("format_time_short prints minutes only") {
+TEST_CASE("format_time_short prints seconds only when the time has any") {
   CHECK(format_time_short(example()) == "2015-09-13T13:40Z");
+  CHECK(format_time_short(make_time(2015, 9, 13, 13, 40, 7)) == "2015-09-13T13:40:07Z");
+  CHECK(format_time_short(make_time(2015, 9, 13, 13, 40, 0, 5)) == "2015-09-13T13:40:00.005Z");
 }
 
 TEST_CASE("format_day and format_time_of_day split a time for the state database") {

@@ -1,4 +1,5 @@
 #include "celos/http_server.h"
+#include "celos/utf8.h"
 
 // GCC 12's -Wnull-dereference fires inside Boost.Asio's own headers (io_context.hpp,
 // scheduler.ipp) once they are inlined here; that is not our code.
@@ -55,6 +56,18 @@ bool percent_decode(std::string_view in, std::string& out) {
     i += 2;
   }
   return true;
+}
+
+// Parameters are text: bytes that are not UTF-8 are refused (never echoed into JSON).
+std::string invalid_utf8_in(const HttpServerRequest& request) {
+  if (!is_valid_utf8(request.path)) return "the request path is not valid UTF-8";
+  for (const auto& [name, value] : request.query) {
+    if (!is_valid_utf8(name)) return "a query parameter name is not valid UTF-8";
+    if (!is_valid_utf8(value)) {
+      return fmt::format("query parameter \"{}\" is not valid UTF-8", printable_ascii(name));
+    }
+  }
+  return "";
 }
 
 class Session;
@@ -139,7 +152,11 @@ class Session : public std::enable_shared_from_this<Session> {
       request.headers[name] = std::string(field.value());
     }
     if (!parse_request_target(request.target, request.path, request.query)) {
-      return answer(json_error(400, "malformed request target: " + request.target), request);
+      return answer(json_error(400, "malformed request target: " + printable_ascii(request.target)),
+                    request);
+    }
+    if (auto problem = invalid_utf8_in(request); !problem.empty()) {
+      return answer(json_error(400, problem), request);
     }
     dispatch(std::move(request));
   }
@@ -271,6 +288,7 @@ class BeastServer : public HttpServer {
     net::post(acceptor_.get_executor(), [this] {
       beast::error_code ignored;
       acceptor_.close(ignored);
+      retry_timer_.cancel();
     });
     std::vector<std::shared_ptr<Session>> live;
     {
@@ -295,7 +313,9 @@ class BeastServer : public HttpServer {
   void accept() {
     acceptor_.async_accept(net::make_strand(core_->ioc),
                            [this](beast::error_code ec, tcp::socket socket) {
-                             if (ec || core_->stopping) return;  // closed by stop()
+                             if (core_->stopping || ec == net::error::operation_aborted) return;
+                             if (ec) return accept_failed(ec);
+                             accept_errors_ = 0;
                              auto session = std::make_shared<Session>(std::move(socket), core_);
                              std::uint64_t id;
                              {
@@ -308,8 +328,26 @@ class BeastServer : public HttpServer {
                            });
   }
 
+  // Out of file descriptors (EMFILE, ENFILE), memory, or a connection reset before it was
+  // accepted: the server must go on accepting once the condition passes, so it pauses briefly
+  // (letting connections close) and tries again. Logged at the first error of a run and then
+  // every 100th, so a long exhaustion does not flood the log.
+  void accept_failed(const beast::error_code& ec) {
+    if (accept_errors_++ % 100 == 0) {
+      spdlog::error("accepting a connection failed: {} ({} in a row); retrying in 100 ms",
+                    ec.message(), accept_errors_);
+    }
+    retry_timer_.expires_after(std::chrono::milliseconds(100));
+    retry_timer_.async_wait([this](beast::error_code timer_ec) {
+      if (timer_ec || core_->stopping) return;
+      accept();
+    });
+  }
+
   std::shared_ptr<ServerCore> core_;
   tcp::acceptor acceptor_;
+  net::steady_timer retry_timer_{acceptor_.get_executor()};
+  std::uint64_t accept_errors_ = 0;  // consecutive accept failures (on the acceptor's strand)
   std::uint16_t port_ = 0;
   std::vector<std::thread> threads_;
   std::mutex stop_mutex_;

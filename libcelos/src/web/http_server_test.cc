@@ -206,3 +206,24 @@ TEST_CASE("A client that stops sending in the middle of a request is cut off aft
   CHECK(n == 0);
   CHECK(ec);
 }
+
+TEST_CASE("Query parameters that are not UTF-8 are a 400 that echoes no raw bytes") {
+  std::atomic<int> handled{0};
+  auto server = celos::start_http_server(local_options(), [&](const HttpServerRequest&) {
+    ++handled;
+    return HttpServerResponse{200, "application/json", "{}", {}};
+  });
+  const Reply bad = send(server->port(), http::verb::get, "/workflow-slots?id=a%FF%C0");
+  CHECK(bad.status == 400);
+  CHECK(bad.body.find("parameter \\\"id\\\"") != std::string::npos);
+  CHECK(bad.body.find("UTF-8") != std::string::npos);
+  CHECK(bad.body.find('\xFF') == std::string::npos);
+  const Reply cesu = send(server->port(), http::verb::get, "/x?id=%ED%A0%BD%ED%B8%80");
+  CHECK(cesu.status == 400);
+  CHECK(send(server->port(), http::verb::get, "/bad%FFpath").status == 400);
+  CHECK(handled == 0);
+  // Real UTF-8 (an emoji) is fine.
+  CHECK(send(server->port(), http::verb::get, "/x?id=%F0%9F%98%80").status == 200);
+  CHECK(handled == 1);
+  server->stop();
+}

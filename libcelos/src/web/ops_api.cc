@@ -18,7 +18,7 @@ HttpServerResponse health_ready(const Api& api) {
   const bool loaded = api.workflows_loaded();
   std::string database = "ok";
   if (StateDatabase* db = api.options().db) {
-    if (auto ok = db->ping(); !ok) database = ok.error().message;
+    if (auto ok = db->check(); !ok) database = ok.error().message;
   }
   const bool ready = loaded && database == "ok";
   return json_response(

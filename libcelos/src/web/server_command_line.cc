@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
-    "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n";
+    "                    [--slurm-bin DIR] [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n";
 
 po::options_description describe_server_options() {
   const ServerOptions d;
@@ -42,7 +42,10 @@ po::options_description describe_server_options() {
        "host names clients may use (Host header), comma-separated; * = any "
        "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")
       ("auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")
-      ("auth-reads", "reads need a viewer token too (needs --auth-tokens)");
+      ("auth-reads", "reads need a viewer token too (needs --auth-tokens)")
+      ("slurm-bin", po::value<std::string>(),
+       "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
+       "default: found in PATH");
   return options;
 }
 
@@ -78,6 +81,11 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
     *target = std::move(*dir);
   }
   options.hadoop_conf_given = !vm["hadoop-conf"].defaulted();
+  if (vm.count("slurm-bin")) {
+    auto dir = directory_option(vm, "slurm-bin");
+    if (!dir) return tl::unexpected(dir.error());
+    options.slurm_bin_dir = std::move(*dir);
+  }
   return {};
 }
 
@@ -176,6 +184,9 @@ Result<void> prepare_server_directories(const ServerOptions& options) {
   if (auto ok = require_dir("defaults", options.defaults_dir); !ok) return ok;
   if (options.hadoop_conf_given) {
     if (auto ok = require_dir("Hadoop configuration", options.hadoop_conf_dir); !ok) return ok;
+  }
+  if (!options.slurm_bin_dir.empty()) {
+    if (auto ok = require_dir("Slurm commands (--slurm-bin)", options.slurm_bin_dir); !ok) return ok;
   }
   if (options.create_db) {
     if (auto ok = ensure_dir("db", options.db_dir, true); !ok) return ok;

@@ -50,6 +50,7 @@ TEST_CASE("server options: defaults are SPEC §8's") {
   CHECK_FALSE(o.hadoop_conf_given);
   CHECK_FALSE(o.create_db);
   CHECK(o.auto_schedule_seconds == 0);
+  CHECK(o.slurm_bin_dir.empty());  // Slurm commands from PATH
 }
 
 TEST_CASE("server options: every value is read") {
@@ -143,6 +144,22 @@ TEST_CASE("server directories: missing workflows, defaults, explicit hadoop-conf
   o.hadoop_conf_given = false;
   o.logs_dir = (tmp.path / "a/b/logs").string();  // only one level is created
   CHECK_THAT(prepare_server_directories(o).error().message, Catch::Contains("logs"));
+}
+
+TEST_CASE("server options: --slurm-bin names an existing directory") {
+  auto result = parse({"--port", "1", "--slurm-bin", "/opt/slurm/bin/"});
+  REQUIRE(result);
+  CHECK(result->options->slurm_bin_dir == "/opt/slurm/bin");
+  CHECK_THAT(parse({"--port", "1", "--slurm-bin", ""}).error().message,
+             Catch::Contains("--slurm-bin must not be empty"));
+  TempDir tmp;
+  ServerOptions o;
+  o.workflows_dir = o.defaults_dir = o.db_dir = o.logs_dir = tmp.path.string();
+  o.slurm_bin_dir = (tmp.path / "nope").string();
+  CHECK_THAT(prepare_server_directories(o).error().message,
+             Catch::Contains("Slurm commands (--slurm-bin) directory"));
+  o.slurm_bin_dir = tmp.path.string();
+  CHECK(prepare_server_directories(o));
 }
 
 }  // namespace

@@ -1,0 +1,126 @@
+#include "io/pg.h"
+
+#include <fmt/format.h>
+
+namespace celos::pg {
+
+std::string describe(PGconn* conn) {
+  const char* host = PQhost(conn);
+  const char* port = PQport(conn);
+  const char* db = PQdb(conn);
+  return fmt::format("host {} port {} database {}", host && *host ? host : "(default)",
+                     port && *port ? port : "5432", db && *db ? db : "(default)");
+}
+
+namespace {
+
+// The server answered and said no (a FATAL message), as opposed to a server that is down or
+// still starting: a configuration error that retrying will not fix.
+bool refused(std::string_view message) {
+  if (message.find("FATAL") == std::string_view::npos &&
+      message.find("password") == std::string_view::npos) {
+    return false;
+  }
+  for (std::string_view transient : {"starting up", "shutting down", "too many", "recovery mode",
+                                     "not yet accepting"}) {
+    if (message.find(transient) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
+std::string trimmed(const char* text) {
+  std::string s = text ? text : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  for (char& c : s) {
+    if (c == '\n') c = ' ';
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<Conn> connect(const std::string& uri) {
+  // Our defaults first: keywords after the expanded URI would override the URI's own.
+  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
+  const char* values[] = {"5", "celos", uri.c_str(), nullptr};
+  Conn conn(PQconnectdbParams(keys, values, 1));
+  if (!conn) return fail("out of memory connecting to PostgreSQL");
+  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);  // NOTICEs: not errors
+  if (PQstatus(conn.get()) != CONNECTION_OK) {
+    const std::string message = trimmed(PQerrorMessage(conn.get()));
+    return fail(fmt::format("state database at {}: {}", describe(conn.get()), message),
+                refused(message) ? ErrorCode::kInvalid : ErrorCode::kFailed);
+  }
+  ResultPtr r(PQexec(conn.get(), "SET TIME ZONE 'UTC'"));
+  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+    return fail(fmt::format("state database at {}: {}", describe(conn.get()),
+                            trimmed(PQerrorMessage(conn.get()))));
+  }
+  return conn;
+}
+
+Result<ResultPtr> exec(PGconn* conn, const std::string& sql, const std::vector<Param>& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const Param& p : params) values.push_back(p ? p->c_str() : nullptr);
+  ResultPtr r(PQexecParams(conn, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                           values.data(), nullptr, nullptr, 0));
+  const ExecStatusType status = PQresultStatus(r.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    return fail(fmt::format("state database at {}: {}", describe(conn),
+                            trimmed(PQerrorMessage(conn))));
+  }
+  return r;
+}
+
+Result<void> exec_script(PGconn* conn, const std::string& sql) {
+  ResultPtr r(PQexec(conn, sql.c_str()));
+  const ExecStatusType status = PQresultStatus(r.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    return fail(fmt::format("state database at {}: {}", describe(conn),
+                            trimmed(PQerrorMessage(conn))));
+  }
+  return {};
+}
+
+std::string array_literal(const std::vector<Param>& values) {
+  std::string out = "{";
+  for (const Param& v : values) {
+    if (out.size() > 1) out += ',';
+    if (!v) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (char c : *v) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::optional<std::string> field(PGresult* r, int row, int col) {
+  if (PQgetisnull(r, row, col)) return std::nullopt;
+  return std::string(PQgetvalue(r, row, col), static_cast<std::size_t>(PQgetlength(r, row, col)));
+}
+
+Result<Conn> Pool::take() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      Conn c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  return connect(uri_);
+}
+
+void Pool::put(Conn conn) {
+  std::lock_guard lock(mutex_);
+  if (idle_.size() < 16) idle_.push_back(std::move(conn));
+}
+
+}  // namespace celos::pg

@@ -1,0 +1,85 @@
+// Small RAII helpers over libpq shared by the PostgreSQL state database and the cluster lease.
+// Private to libcelos (the scheduling model never sees libpq).
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/error.h"
+
+namespace celos::pg {
+
+struct ConnDeleter {
+  void operator()(PGconn* c) const { PQfinish(c); }
+};
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+using Conn = std::unique_ptr<PGconn, ConnDeleter>;
+using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
+
+// A text parameter; nullopt is SQL NULL.
+using Param = std::optional<std::string>;
+
+// Connects to `uri` (connect_timeout 5 s unless the URI says otherwise). On failure: kInvalid
+// when the server refused us (credentials, unknown database), kFailed when it could not be
+// reached. The message names host, port and database.
+[[nodiscard]] Result<Conn> connect(const std::string& uri);
+
+// Runs one statement with text parameters. `what` prefixes the error message.
+[[nodiscard]] Result<ResultPtr> exec(PGconn* conn, const std::string& sql,
+                                     const std::vector<Param>& params = {});
+
+// Runs SQL text that may hold several statements, without parameters.
+[[nodiscard]] Result<void> exec_script(PGconn* conn, const std::string& sql);
+
+// "host H port P database D" of a connection or a URI.
+std::string describe(PGconn* conn);
+
+// A PostgreSQL array literal of text elements ({"a","b",NULL}).
+std::string array_literal(const std::vector<Param>& values);
+
+// The text of a field, or nullopt for NULL.
+std::optional<std::string> field(PGresult* r, int row, int col);
+
+// A small pool of connections to one URI: take() hands out an idle connection or opens a new
+// one; give back healthy connections with put(). Thread-safe.
+class Pool {
+ public:
+  explicit Pool(std::string uri) : uri_(std::move(uri)) {}
+  [[nodiscard]] Result<Conn> take();
+  void put(Conn conn);
+  const std::string& uri() const { return uri_; }
+
+ private:
+  std::string uri_;
+  std::mutex mutex_;
+  std::vector<Conn> idle_;
+};
+
+// A connection taken from a pool for one scope, returned when healthy.
+class PooledConn {
+ public:
+  PooledConn(Pool& pool, Conn conn) : pool_(pool), conn_(std::move(conn)) {}
+  ~PooledConn() {
+    if (conn_ && PQstatus(conn_.get()) == CONNECTION_OK &&
+        PQtransactionStatus(conn_.get()) == PQTRANS_IDLE) {
+      pool_.put(std::move(conn_));
+    }
+  }
+  PooledConn(const PooledConn&) = delete;
+  PooledConn& operator=(const PooledConn&) = delete;
+  PGconn* get() const { return conn_.get(); }
+
+ private:
+  Pool& pool_;
+  Conn conn_;
+};
+
+}  // namespace celos::pg

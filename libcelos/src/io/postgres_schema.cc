@@ -1,0 +1,80 @@
+#include "io/postgres_schema.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "io/pg.h"
+
+namespace celos {
+namespace {
+
+// Migration i takes the schema from version i to i + 1. Migrations only add (tables, nullable
+// columns, indexes), so an older binary keeps working on a newer schema's data... until it
+// refuses to start on it, which it does (a newer version is an error).
+constexpr const char* kMigrations[] = {
+    // 0 -> 1: slots, rerun markers, pause flags; the cluster's lease and node list.
+    "CREATE TABLE celos_slots ("
+    "  workflow text NOT NULL, slot_time timestamptz NOT NULL, status text NOT NULL,"
+    "  external_id text, retry_count integer NOT NULL DEFAULT 0, message text,"
+    "  retry_at timestamptz, consumed jsonb, PRIMARY KEY (workflow, slot_time));"
+    "CREATE TABLE celos_reruns ("
+    "  workflow text NOT NULL, slot_time timestamptz NOT NULL, rerun_time timestamptz NOT NULL,"
+    "  PRIMARY KEY (workflow, slot_time));"
+    "CREATE TABLE celos_paused (workflow text PRIMARY KEY);"
+    "CREATE TABLE celos_lease ("
+    "  cluster text PRIMARY KEY, holder text, url text, epoch bigint NOT NULL,"
+    "  since timestamptz, expires timestamptz NOT NULL);"
+    "CREATE TABLE celos_nodes ("
+    "  cluster text NOT NULL, id text NOT NULL, url text NOT NULL, role text NOT NULL,"
+    "  last_seen timestamptz NOT NULL, PRIMARY KEY (cluster, id));",
+    // 1 -> 2: the maintenance mode (SPEC §13), one row holding its JSON record.
+    "CREATE TABLE celos_maintenance (id integer PRIMARY KEY CHECK (id = 1), record text NOT NULL);",
+};
+constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
+static_assert(kMigrationCount == kPostgresSchemaVersion);
+
+Result<int> stored_version(PGconn* c) {
+  auto r = pg::exec(c, "CREATE TABLE IF NOT EXISTS celos_schema (version integer NOT NULL)");
+  if (!r) return tl::unexpected(r.error());
+  r = pg::exec(c, "SELECT max(version) FROM celos_schema");
+  if (!r) return tl::unexpected(r.error());
+  auto v = pg::field(r->get(), 0, 0);
+  return v ? std::stoi(*v) : 0;
+}
+
+Result<void> migrate_locked(PGconn* c) {
+  // An arbitrary constant: "celos" in ASCII.
+  auto locked = pg::exec(c, "SELECT pg_advisory_xact_lock(435459051891)");
+  if (!locked) return tl::unexpected(locked.error());
+  auto version = stored_version(c);
+  if (!version) return tl::unexpected(version.error());
+  if (*version > kPostgresSchemaVersion) {
+    return fail(fmt::format("state database at {} has schema version {}, newer than this "
+                            "celos knows ({}): upgrade celos",
+                            pg::describe(c), *version, kPostgresSchemaVersion),
+                ErrorCode::kCorrupt);
+  }
+  for (int v = *version; v < kPostgresSchemaVersion; ++v) {
+    if (auto m = pg::exec_script(c, kMigrations[v]); !m) return m;
+    auto r = pg::exec(c, "INSERT INTO celos_schema (version) VALUES ($1)", {std::to_string(v + 1)});
+    if (!r) return tl::unexpected(r.error());
+    spdlog::info("state database at {}: schema migrated to version {}", pg::describe(c), v + 1);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> migrate_schema(PGconn* c) {
+  if (auto begun = pg::exec(c, "BEGIN"); !begun) return tl::unexpected(begun.error());
+  auto done = migrate_locked(c);
+  if (!done) {
+    (void)pg::exec(c, "ROLLBACK");
+    return done;
+  }
+  auto committed = pg::exec(c, "COMMIT");
+  if (!committed) return tl::unexpected(committed.error());
+  return {};
+}
+
+}  // namespace celos

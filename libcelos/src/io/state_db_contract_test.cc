@@ -1,0 +1,140 @@
+// The StateDatabase contract (testing/state_db_contract.cc) against every backend: the file
+// database on disk and in memory, and PostgreSQL in a private cluster started for this binary.
+#include <catch2/catch.hpp>
+
+#include "celos/state_db.h"
+#include "testing/fakes.h"
+#include "testing/postgres_server.h"
+#include "testing/state_db_contract.h"
+#include "testing/temp_dir.h"
+
+using namespace celos;
+
+namespace {
+
+// One private cluster for the whole binary, started on first use; each test gets its own database.
+testing::PostgresServer* postgres(std::string& why_not) {
+  static std::string reason;
+  static std::unique_ptr<testing::PostgresServer> server = testing::PostgresServer::start(reason);
+  why_not = reason;
+  return server.get();
+}
+
+std::string fresh_postgres_database(std::string& why_not) {
+  static int counter = 0;
+  testing::PostgresServer* server = postgres(why_not);
+  if (!server) return "";
+  return server->create_database("contract" + std::to_string(++counter));
+}
+
+}  // namespace
+
+TEST_CASE("the file database on disk keeps the state database contract") {
+  testing::TempDir dir;
+  auto db = open_state_database("file:" + dir.path());
+  REQUIRE(db);
+  testing::check_state_database_contract(**db);
+}
+
+TEST_CASE("the file database in memory keeps the state database contract") {
+  testing::MemFileSystem mem;
+  auto db = make_file_state_database(std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {}), "/db");
+  testing::check_state_database_contract(*db);
+}
+
+TEST_CASE("PostgreSQL keeps the state database contract") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  auto db = open_state_database(uri);
+  REQUIRE(db);
+  testing::check_state_database_contract(**db);
+}
+
+TEST_CASE("file URIs take file:/abs, file:rel and file:///abs") {
+  CHECK(file_state_database_dir("file:/var/lib/celos") == "/var/lib/celos");
+  CHECK(file_state_database_dir("file:db") == "db");
+  CHECK(file_state_database_dir("file:///var/lib/celos") == "/var/lib/celos");
+  CHECK_FALSE(file_state_database_dir("postgresql://h/db"));
+  auto missing = open_state_database("file:/nonexistent/celos-db");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().message.find("/nonexistent/celos-db") != std::string::npos);
+  auto scheme = open_state_database("mysql://h/db");
+  REQUIRE_FALSE(scheme);
+  CHECK(scheme.error().code == ErrorCode::kInvalid);
+}
+
+TEST_CASE("a malformed PostgreSQL URI is an invalid-argument error") {
+  auto db = open_state_database("postgresql://celos:s3cr3t@[::1/celos");
+  REQUIRE_FALSE(db);
+  CHECK(db.error().code == ErrorCode::kInvalid);
+  CHECK(db.error().message.find("s3cr3t") == std::string::npos);
+}
+
+TEST_CASE("refused credentials name host, port and database but never the password") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  testing::PostgresServer* server = postgres(why_not);
+  const std::string wrong = "postgresql://celos:wrong-secret-xyz@127.0.0.1:" +
+                            std::to_string(server->port()) + "/contract1";
+  auto db = open_state_database(wrong);
+  REQUIRE_FALSE(db);
+  CHECK(db.error().code == ErrorCode::kInvalid);
+  CHECK(db.error().message.find("127.0.0.1") != std::string::npos);
+  CHECK(db.error().message.find(std::to_string(server->port())) != std::string::npos);
+  CHECK(db.error().message.find("contract1") != std::string::npos);
+  CHECK(db.error().message.find("wrong-secret-xyz") == std::string::npos);
+}
+
+TEST_CASE("an unreachable PostgreSQL server is a failure, or a database that connects later") {
+  const std::string uri = "postgresql://celos@127.0.0.1:1/nowhere?connect_timeout=2";
+  auto db = open_state_database(uri);
+  REQUIRE_FALSE(db);
+  CHECK(db.error().code == ErrorCode::kFailed);
+  CHECK(db.error().message.find("host 127.0.0.1 port 1 database nowhere") != std::string::npos);
+  StateDatabaseOptions later;
+  later.connect_later = true;
+  auto lazy = open_state_database(uri, later);
+  REQUIRE(lazy);
+  auto check = (*lazy)->check();
+  REQUIRE_FALSE(check);
+  CHECK(check.error().message.find("port 1") != std::string::npos);
+}
+
+TEST_CASE("a PostgreSQL schema newer than this celos is refused and left alone") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  REQUIRE(open_state_database(uri));  // creates the schema
+  const std::string name = uri.substr(uri.rfind('/') + 1);
+  postgres(why_not)->sql(name, "INSERT INTO celos_schema (version) VALUES (999)");
+  auto db = open_state_database(uri);
+  REQUIRE_FALSE(db);
+  CHECK(db.error().code == ErrorCode::kCorrupt);
+  CHECK(db.error().message.find("schema version 999") != std::string::npos);
+}
+
+TEST_CASE("opening PostgreSQL twice migrates once") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  auto first = open_state_database(uri);
+  REQUIRE(first);
+  REQUIRE((*first)->put_slots({SlotState::of({"wf", make_time(2015, 9, 15)}, SlotStatus::kReady)}));
+  auto second = open_state_database(uri);
+  REQUIRE(second);
+  CHECK((*second)->get_slot({"wf", make_time(2015, 9, 15)})->has_value());
+}

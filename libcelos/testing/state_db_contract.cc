@@ -1,0 +1,161 @@
+#include "testing/state_db_contract.h"
+
+#include <catch2/catch.hpp>
+
+namespace celos::testing {
+namespace {
+
+using std::chrono::hours;
+const Time kDay = make_time(2015, 9, 15);
+
+bool paused(StateDatabase& db, const char* workflow) {
+  auto p = db.is_paused(workflow);
+  REQUIRE(p);
+  return *p;
+}
+
+void empty_database_has_nothing(StateDatabase& db) {
+  auto slot = db.get_slot({"contract-wf", kDay});
+  REQUIRE(slot);
+  CHECK_FALSE(slot->has_value());
+  auto slots = db.get_slots("contract-wf", kDay, kDay + hours(24));
+  REQUIRE(slots);
+  CHECK(slots->empty());
+  auto reruns = db.rerun_times("contract-wf", kDay);
+  REQUIRE(reruns);
+  CHECK(reruns->empty());
+  CHECK(paused(db, "contract-wf") == false);
+  CHECK(db.check());
+}
+
+void every_field_round_trips(StateDatabase& db) {
+  SlotState full = SlotState::of({"contract-full", kDay + hours(3)}, SlotStatus::kRunning,
+                                 "0001-oozie-W \"quoted\" \\ back", 2);
+  full.message = "submit failed: HTTP 500, {\"braces\"} and 'quotes'";
+  full.retry_at = kDay + hours(3) + std::chrono::minutes(5);
+  full.consumed["raw-logs"] = {kDay, kDay + hours(1)};
+  full.consumed["other"] = {kDay + hours(2)};
+  const SlotState plain = SlotState::of({"contract-full", kDay + hours(4)}, SlotStatus::kReady);
+  REQUIRE(db.put_slots({full, plain}));
+  auto back = db.get_slot(full.id);
+  REQUIRE(back);
+  REQUIRE(back->has_value());
+  CHECK(**back == full);
+  auto slots = db.get_slots("contract-full", kDay, kDay + hours(24));
+  REQUIRE(slots);
+  CHECK(*slots == std::vector<SlotState>{full, plain});
+}
+
+void ranges_are_start_inclusive_end_exclusive_across_days(StateDatabase& db) {
+  std::vector<SlotState> states;
+  for (int h = 0; h < 48; ++h) {
+    states.push_back(SlotState::of({"contract-range", kDay + hours(h)}, SlotStatus::kSuccess, "j"));
+  }
+  states.push_back(SlotState::of({"contract-range-other", kDay + hours(21)}, SlotStatus::kReady));
+  REQUIRE(db.put_slots(states));
+  auto slots = db.get_slots("contract-range", kDay + hours(20), kDay + hours(27));
+  REQUIRE(slots);
+  REQUIRE(slots->size() == 7);
+  CHECK(slots->front().id.time == kDay + hours(20));
+  CHECK(slots->back().id.time == kDay + hours(26));
+  CHECK(std::is_sorted(slots->begin(), slots->end(),
+                       [](const SlotState& a, const SlotState& b) { return a.id < b.id; }));
+  auto none = db.get_slots("contract-range", kDay + hours(5), kDay + hours(5));
+  REQUIRE(none);
+  CHECK(none->empty());
+}
+
+void later_writes_replace_earlier_ones(StateDatabase& db) {
+  const SlotId id{"contract-overwrite", kDay};
+  SlotState running = SlotState::of(id, SlotStatus::kRunning, "job-1");
+  running.message = "was here";
+  REQUIRE(db.put_slots({running}));
+  // Within one batch too, the last state of a slot wins.
+  REQUIRE(db.put_slots({SlotState::of(id, SlotStatus::kFailure, "job-1"),
+                        SlotState::of(id, SlotStatus::kSuccess, "job-1")}));
+  auto back = db.get_slot(id);
+  REQUIRE(back);
+  CHECK(**back == SlotState::of(id, SlotStatus::kSuccess, "job-1"));
+}
+
+void rerun_markers_expire_only_for_final_slots(StateDatabase& db) {
+  const SlotId final_slot{"contract-rerun", kDay + hours(1)};
+  const SlotId nothing_stored{"contract-rerun", kDay + hours(2)};
+  const SlotId running_slot{"contract-rerun", kDay + hours(3)};
+  const SlotId young{"contract-rerun", kDay + hours(4)};
+  REQUIRE(db.put_slots({SlotState::of(final_slot, SlotStatus::kSuccess, "j"),
+                        SlotState::of(running_slot, SlotStatus::kRunning, "k"),
+                        SlotState::of(young, SlotStatus::kFailure, "l")}));
+  REQUIRE(db.mark_rerun(final_slot, kDay));
+  REQUIRE(db.mark_rerun(nothing_stored, kDay));
+  REQUIRE(db.mark_rerun(running_slot, kDay));
+  REQUIRE(db.mark_rerun(young, kDay + hours(24 * 10)));
+  auto all = db.rerun_times("contract-rerun", kDay + hours(5));
+  REQUIRE(all);
+  CHECK(*all == std::vector<Time>{final_slot.time, nothing_stored.time, running_slot.time, young.time});
+  CHECK(db.rerun_times("other-workflow", kDay + hours(5))->empty());
+  // Fifteen days on, only the marker of the final slot has expired.
+  for (int twice = 0; twice < 2; ++twice) {
+    auto later = db.rerun_times("contract-rerun", kDay + hours(24 * 15));
+    REQUIRE(later);
+    CHECK(*later == std::vector<Time>{nothing_stored.time, running_slot.time, young.time});
+  }
+  // Marking again restamps the marker.
+  REQUIRE(db.mark_rerun(final_slot, kDay + hours(24 * 15)));
+  CHECK(db.rerun_times("contract-rerun", kDay + hours(24 * 16))->size() == 4);
+}
+
+void pause_flags_are_set_and_cleared_idempotently(StateDatabase& db) {
+  REQUIRE(db.set_paused("contract-pause", true));
+  REQUIRE(db.set_paused("contract-pause", true));
+  CHECK(paused(db, "contract-pause") == true);
+  CHECK(paused(db, "contract-pause-other") == false);
+  REQUIRE(db.set_paused("contract-pause", false));
+  CHECK(paused(db, "contract-pause") == false);
+}
+
+void a_large_batch_is_stored_whole(StateDatabase& db) {
+  std::vector<SlotState> states;
+  for (int w = 0; w < 50; ++w) {
+    for (int h = 0; h < 168; ++h) {
+      states.push_back(SlotState::of({"contract-batch-" + std::to_string(w), kDay + hours(h)},
+                                     SlotStatus::kWaiting));
+    }
+  }
+  REQUIRE(db.put_slots(states));
+  auto slots = db.get_slots("contract-batch-49", kDay, kDay + hours(24 * 7));
+  REQUIRE(slots);
+  CHECK(slots->size() == 168);
+}
+
+void maintenance_is_off_until_set_and_round_trips(StateDatabase& db) {
+  auto initial = db.maintenance();
+  REQUIRE(initial);
+  CHECK(initial->mode == MaintenanceMode::kOff);
+  CHECK_FALSE(initial->reason);
+  Maintenance drain{MaintenanceMode::kDrain, "patching \"db\" ☃", kDay + hours(3)};
+  REQUIRE(db.set_maintenance(drain));
+  auto stored = db.maintenance();
+  REQUIRE(stored);
+  CHECK(stored->mode == MaintenanceMode::kDrain);
+  CHECK(stored->reason == drain.reason);
+  CHECK(stored->since == drain.since);
+  REQUIRE(db.set_maintenance(Maintenance{MaintenanceMode::kOff, std::nullopt, kDay}));
+  CHECK(db.maintenance()->mode == MaintenanceMode::kOff);
+  CHECK_FALSE(db.maintenance()->reason);
+}
+
+}  // namespace
+
+void check_state_database_contract(StateDatabase& db) {
+  empty_database_has_nothing(db);
+  every_field_round_trips(db);
+  ranges_are_start_inclusive_end_exclusive_across_days(db);
+  later_writes_replace_earlier_ones(db);
+  rerun_markers_expire_only_for_final_slots(db);
+  pause_flags_are_set_and_cleared_idempotently(db);
+  a_large_batch_is_stored_whole(db);
+  maintenance_is_off_until_set_and_round_trips(db);
+}
+
+}  // namespace celos::testing
