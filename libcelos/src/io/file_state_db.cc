@@ -248,13 +248,6 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
-  Result<void> check() override {
-    auto there = fs_->exists(root_);
-    if (!there) return tl::unexpected(there.error());
-    if (!*there) return fail("state database directory " + root_ + " is missing");
-    return {};
-  }
-
  private:
   using DaySlots = std::map<Time, SlotState>;
   struct CachedDay {
