@@ -29,6 +29,7 @@
 #include "celos/logging.h"
 #include "celos/http_client.h"
 #include "celos/http_server.h"
+#include "celos/reload.h"
 #include "celos/scheduler.h"
 #include "celos/server_options.h"
 #include "celos/state_db.h"
@@ -43,13 +44,26 @@ struct StartupError {
   std::string message;
 };
 
-void setup_logging(const std::string& logs_dir) {
+// Returns the file sink, for SIGHUP's reopen.
+std::shared_ptr<spdlog::sinks::sink> setup_logging(const std::string& logs_dir) {
   auto file = celos::make_daily_log_sink(logs_dir);
   auto console = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>("celos", spdlog::sinks_init_list{file, console});
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
+  return file;
+}
+
+// SIGHUP (SPEC §16): runs the reload hooks (reopen the log files, ...) and waits for the next
+// one; serving and the running step go on.
+void on_hangup(boost::asio::signal_set& hangups, celos::ReloadHooks& hooks) {
+  hangups.async_wait([&hangups, &hooks](const boost::system::error_code& error, int) {
+    if (error) return;  // cancelled at shutdown
+    spdlog::info("SIGHUP received: reloading");
+    hooks.run();
+    on_hangup(hangups, hooks);
+  });
 }
 
 }  // namespace
@@ -65,10 +79,17 @@ int main(int argc, char** argv) try {
   if (auto ok = celos::prepare_server_directories(opts); !ok) throw StartupError{ok.error().message};
   const std::string& workflows = opts.workflows_dir;
   const std::string& db = opts.db_dir;
-  setup_logging(opts.logs_dir);
-  // Before anything slow, so that an early SIGTERM is a clean stop too.
+  const auto log_file = setup_logging(opts.logs_dir);
+  // Before anything slow, so that an early SIGTERM is a clean stop too (and an early SIGHUP
+  // does not kill the server: it waits until the loop runs).
   boost::asio::io_context signals_context;
   boost::asio::signal_set signals(signals_context, SIGTERM, SIGINT);
+  boost::asio::signal_set hangups(signals_context, SIGHUP);
+  celos::ReloadHooks reload_hooks;  // SIGHUP: add what a reload re-reads here
+  reload_hooks.add("log files", [&log_file]() -> celos::Result<void> {
+    celos::reopen_daily_log_sink(*log_file);
+    return {};
+  });
 
   const char* user_env = std::getenv("HADOOP_USER_NAME");
   const std::string user = user_env ? user_env : "";
@@ -129,21 +150,16 @@ int main(int argc, char** argv) try {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
     spdlog::info("stepping automatically every {} s", opts.auto_schedule_seconds);
   }
-  // SIGHUP re-reads the tokens file (SPEC §16); serving and the running step go on.
-  boost::asio::signal_set hangups(signals_context, SIGHUP);
-  std::function<void()> on_hangup = [&] {
-    hangups.async_wait([&](const boost::system::error_code& ec, int) {
-      if (ec) return;
-      spdlog::info("SIGHUP: re-reading the tokens file");
-      if (tokens) (void)tokens->reload();
-      on_hangup();
+  // SIGHUP also re-reads the tokens file (SPEC §16); serving and the running step go on.
+  if (tokens) reload_hooks.add("tokens file", [&tokens] { return tokens->reload(); });
     });
   };
   on_hangup();
 
+  on_hangup(hangups, reload_hooks);
   signals.async_wait([&hangups](const boost::system::error_code&, int signal) {
     spdlog::info("signal {} received: finishing the running step and stopping", signal);
-    hangups.cancel();  // so that run() returns
+    hangups.cancel();
   });
   signals_context.run();
 

@@ -4,6 +4,8 @@ celos-server on 127.0.0.1 in temporary directories. Each test failed before its 
 import glob
 import json
 import os
+import signal
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -14,7 +16,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_process import CelosServer, poll  # noqa: E402
+from server_process import CelosServer, GatedWebHdfs, poll  # noqa: E402
 from e2e_util import free_port  # noqa: E402
 
 UI = os.environ.get("CELOS_UI", "")
@@ -141,6 +143,37 @@ class HardeningTest(unittest.TestCase):
                 reply = server.get(target)  # decodes strictly: raw bytes would raise
                 self.assertEqual(reply.status, 400, reply)
                 self.assertIn("UTF-8", reply.json["error"])
+
+    def test_sighup_reopens_the_log_file_while_a_step_runs_on(self):
+        hdfs = GatedWebHdfs()
+        self.addCleanup(hdfs.close)
+        self.addCleanup(hdfs.gate.set)
+        trigger = 'celos.hdfsCheckTrigger("/ready/${hour}", "webhdfs://127.0.0.1:%d")' % hdfs.port
+        server = self.server({"slow.js": workflow_js("slow", trigger=trigger),
+                              "other.js": workflow_js("other")})
+        replies = []
+        stepper = threading.Thread(target=lambda: replies.append(
+            server.post("/scheduler?time=" + STORY_TIME, timeout=120)))
+        stepper.start()
+        self.assertTrue(hdfs.asked.wait(60), "the step never asked WebHDFS")
+        log = os.path.join(server.logs, "celos.log")
+        os.rename(log, log + ".moved")  # as logrotate would
+        server.process.send_signal(signal.SIGHUP)
+
+        def reopened():
+            if not os.path.exists(log):
+                return False
+            with open(log) as f:
+                return "reloaded the log files" in f.read()
+        poll(reopened, "a new celos.log after SIGHUP")
+        self.assertIsNone(server.process.poll())
+        self.assertEqual(server.get("/version").status, 200)
+        self.assertTrue(stepper.is_alive(), "the step should still be waiting for WebHDFS")
+        hdfs.gate.set()
+        stepper.join(120)
+        self.assertEqual(replies[0].status, 200, replies[0])
+        self.assertEqual(self.status(server, "other", "2015-09-13T00:00Z"), "READY")
+        self.assertEqual(server.terminate(), 0)
 
 
 if __name__ == "__main__":

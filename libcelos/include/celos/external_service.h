@@ -44,11 +44,23 @@ struct ExternalStatus {
   friend bool operator==(const ExternalStatus& a, const ExternalStatus& b) = default;
 };
 
+// What a slot is handed at submit time besides its id (datasets, SPEC §14): variables to replace
+// as `${name}` in its properties or command (`inputs.<dataset id>` -> instance paths joined by
+// `,`) and extra environment variables of its job (`CELOS_INPUT_<ID>` -> the same).
+struct SubmitContext {
+  std::map<std::string, std::string> variables;
+  std::map<std::string, std::string> env;
+};
+
 class ExternalService {
  public:
   virtual ~ExternalService() = default;
   // Creates the job for a slot; returns its external id (e.g. an Oozie job id).
   [[nodiscard]] virtual Result<std::string> submit(const SlotId& slot) = 0;
+  // submit() with the slot's SubmitContext; the step calls this one. The default ignores the
+  // context (services that cannot use it); the command service overrides it.
+  [[nodiscard]] virtual Result<std::string> submit_with(const SlotId& slot,
+                                                        const SubmitContext& context);
   // Starts a submitted job.
   [[nodiscard]] virtual Result<void> start(const SlotId& slot, const std::string& external_id) = 0;
   // Where the job is.

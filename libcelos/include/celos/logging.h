@@ -23,4 +23,9 @@ std::shared_ptr<spdlog::sinks::sink> make_daily_log_sink(std::string directory,
                                                          int keep_days = 30,
                                                          std::function<Time()> clock = {});
 
+// Closes and reopens celos.log of a sink made by make_daily_log_sink (SIGHUP: after the file
+// was moved away, lines go to a new celos.log). False for any other sink. Throws
+// spdlog::spdlog_ex if the file cannot be opened.
+bool reopen_daily_log_sink(spdlog::sinks::sink& sink);
+
 }  // namespace celos

@@ -104,6 +104,10 @@ class Scheduler {
   [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
                                                      Time now);
 
+  // Datasets (web/datasets_api.cc): announcements and reads go to these directly.
+  StateDatabase& state_database() { return db_; }
+  FileSystemResolver& file_systems() { return file_systems_; }
+
  private:
   [[nodiscard]] Result<const Workflow*> find_slot(const WorkflowConfig& config,
                                                   const std::string& workflow, Time slot_time);

@@ -65,6 +65,15 @@ class StateDatabase {
   // File backend: <db>/maintenance, a JSON object written atomically.
   [[nodiscard]] virtual Result<Maintenance> maintenance() = 0;
   [[nodiscard]] virtual Result<void> set_maintenance(const Maintenance& maintenance) = 0;
+
+  // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
+  // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
+  // File backend: <db>/datasets/<dataset>/<yyyy-mm-dd>/<HH:MM:SS.sssZ> {"announced": "<now>"}.
+  [[nodiscard]] virtual Result<void> announce_instance(std::string_view dataset, Time time,
+                                                       Time now) = 0;
+  // The announced instances of `dataset` with start <= time < end, ascending.
+  [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(std::string_view dataset,
+                                                                      Time start, Time end) = 0;
   // Whether the backend can be used right now (/health/ready): a PostgreSQL database that cannot
   // be reached answers an error naming its host, port and database. The file backend: always ok.
   [[nodiscard]] virtual Result<void> check() { return {}; }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/slot.h"
 #include "celos/time.h"
 
 namespace celos {
@@ -34,6 +35,19 @@ class TriggerContext {
                                                  const std::string& path) = 0;
   // Is slot `time` of workflow `workflow_id` SUCCESS in the state database?
   [[nodiscard]] virtual Result<bool> slot_succeeded(const std::string& workflow_id, Time time) = 0;
+
+  // Datasets (celos/dataset.h). The defaults answer an error: a context that serves datasets
+  // (the scheduler's) overrides them.
+  // The stored status of slot `time` of `workflow_id`; WAITING when nothing is stored.
+  [[nodiscard]] virtual Result<SlotStatus> slot_status(const std::string& workflow_id, Time time);
+  // The stored slots of `workflow_id` with start <= time < end, ascending by time.
+  [[nodiscard]] virtual Result<std::vector<SlotState>> stored_slots(const std::string& workflow_id,
+                                                                    Time start, Time end);
+  // Was instance `time` of dataset `dataset_id` announced?
+  [[nodiscard]] virtual Result<bool> instance_announced(const std::string& dataset_id, Time time);
+  // The announced instances of a dataset with start <= time < end, ascending.
+  [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(
+      const std::string& dataset_id, Time start, Time end);
 };
 
 class Trigger {

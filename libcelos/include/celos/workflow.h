@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "celos/dataset.h"
 #include "celos/error.h"
 #include "celos/external_service.h"
 #include "celos/schedule.h"
@@ -35,6 +36,12 @@ struct Workflow {
   std::optional<std::string> url;
   std::vector<Contact> contacts;
   std::string file;  // the workflow file that defined it (for messages)
+  // Datasets (SPEC §14; celos/dataset.h): what the slots read and write. A workflow with inputs
+  // and no trigger gets a derived trigger when the workflows are assembled.
+  std::vector<DatasetUse> inputs;
+  std::vector<DatasetUse> outputs;
+  bool atomic_outputs = true;
+  int line = 0;  // the line of its defineWorkflow call in `file` (0 if unknown)
 };
 
 // A workflow id is a non-blank string without `/` or control characters, and not `.` or `..`.
@@ -51,13 +58,35 @@ struct LoadError {
 struct WorkflowConfig {
   std::map<std::string, Workflow, std::less<>> workflows;
   std::vector<LoadError> errors;
+  // The declared datasets (celos.dataset), by id.
+  std::map<std::string, Dataset, std::less<>> datasets;
 
   const Workflow* find(std::string_view id) const;
+  // Datasets (dataset_config.cc): the workflow that outputs a dataset (at most one), the
+  // workflows that read it, and what a trigger needs to know about one input of a workflow.
+  const Workflow* producer_of(std::string_view dataset) const;
+  std::vector<const Workflow*> consumers_of(std::string_view dataset) const;
+  std::optional<ResolvedInput> resolve_input(const Workflow& workflow, const DatasetUse& use) const;
   // A ScheduleContext whose lookup finds the schedules of this config's workflows.
   ScheduleContext schedule_context() const;
 };
 
 using WorkflowConfigPtr = std::shared_ptr<const WorkflowConfig>;
+
+// A celos.dataset declaration and where it was made.
+struct DatasetDeclaration {
+  Dataset dataset;
+  std::string file;
+  int line = 0;
+};
+
+// Runs once all workflow files are loaded (SPEC §16 "Datasets"): registers `declarations` (in
+// file order; a different declaration of a known id is a load error of the later file), checks
+// the workflows' inputs and outputs (unknown dataset, second producer, an output path that does
+// not tell the slots apart, a cycle whose offsets add up to 0) and derives the trigger of each
+// workflow that has inputs and no trigger. A workflow that fails a check is removed from
+// `config` and its error appended to `config.errors`.
+void link_datasets(WorkflowConfig& config, const std::vector<DatasetDeclaration>& declarations);
 
 // Where workflows come from: the JavaScript loader (celos/workflow_loader.h), or a fixed set in
 // tests. load() is called at the start of every step and must be cheap when nothing changed

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "celos/dataset.h"
 #include "celos/time.h"
 #include "command_job.h"
 
@@ -175,7 +176,11 @@ class CommandService : public ExternalService {
  public:
   explicit CommandService(CommandServiceOptions options) : options_(std::move(options)) {}
 
-  Result<std::string> submit(const SlotId& slot) override {
+  Result<std::string> submit(const SlotId& slot) override { return submit_with(slot, {}); }
+
+  // The dataset inputs are recorded in the job directory (`inputs`: one `<name>\t<value>` line
+  // per variable) so that start(), maybe in a restarted server, runs what was submitted.
+  Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
     if (options_.db_dir.empty()) {
       return fail("command service: no state database directory configured for its jobs");
     }
@@ -185,8 +190,20 @@ class CommandService : public ExternalService {
     fs::create_directories(dir, error);
     if (error) return fail(fmt::format("cannot create job directory {}: {}", dir, error.message()));
     auto written = write_file_atomically(
-        dir + "/command", replace_time_variables(options_.command, slot.time) + "\n");
+        dir + "/command",
+        replace_variables(replace_time_variables(options_.command, slot.time), context.variables) +
+            "\n");
     if (!written) return tl::unexpected(written.error());
+    if (!context.variables.empty()) {
+      std::string lines;
+      for (const auto& [name, value] : context.variables) {
+        if (value.find('\n') != std::string::npos) return fail("an input path contains a newline");
+        lines += name + "\t" + value + "\n";
+      }
+      if (auto saved = write_file_atomically(dir + "/inputs", lines); !saved) {
+        return tl::unexpected(saved.error());
+      }
+    }
     return id;
   }
 
@@ -259,11 +276,32 @@ class CommandService : public ExternalService {
     if (is_running(process)) ::kill(-process.pid, SIGKILL);
   }
 
+  // The dataset inputs recorded by submit_with(): `${inputs.<id>}` and CELOS_INPUT_<ID>.
+  static SubmitContext read_inputs(const std::string& dir) {
+    SubmitContext inputs;
+    std::ifstream in(dir + "/inputs", std::ios::binary);
+    std::string line;
+    while (in && std::getline(in, line)) {
+      const auto tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      const std::string name = line.substr(0, tab), value = line.substr(tab + 1);
+      inputs.variables[name] = value;
+      if (name.rfind("inputs.", 0) == 0) inputs.env[input_env_name(name.substr(7))] = value;
+    }
+    return inputs;
+  }
+
   Result<void> launch(const SlotId& slot, const std::string& dir) {
-    const std::string command = replace_time_variables(options_.command, slot.time);
+    const SubmitContext inputs = read_inputs(dir);
+    const std::string command =
+        replace_variables(replace_time_variables(options_.command, slot.time), inputs.variables);
     const std::string cwd =
         options_.cwd.empty() ? dir : replace_time_variables(options_.cwd, slot.time);
-    std::vector<std::string> env = job_environment(slot, options_.env);
+    std::map<std::string, std::string> extra = inputs.env;
+    for (const auto& [name, value] : options_.env) {
+      extra[name] = replace_variables(value, inputs.variables);
+    }
+    std::vector<std::string> env = job_environment(slot, extra);
     std::vector<char*> envp;
     for (auto& entry : env) envp.push_back(entry.data());
     envp.push_back(nullptr);

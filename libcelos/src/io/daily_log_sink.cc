@@ -40,6 +40,13 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     file_.open(path_, false);
   }
 
+  // After logrotate (or an operator) moved celos.log away: continue in a new celos.log.
+  void reopen() {
+    std::lock_guard lock(mutex_);
+    file_.close();
+    file_.open(path_, false);
+  }
+
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
     const std::string today = format_day(clock_());
@@ -86,6 +93,13 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
 };
 
 }  // namespace
+
+bool reopen_daily_log_sink(spdlog::sinks::sink& sink) {
+  auto* daily = dynamic_cast<DailyLogSink*>(&sink);
+  if (daily == nullptr) return false;
+  daily->reopen();
+  return true;
+}
 
 std::shared_ptr<spdlog::sinks::sink> make_daily_log_sink(std::string directory, int keep_days,
                                                          std::function<Time()> clock) {

@@ -62,3 +62,13 @@ TEST_CASE("a celos.log left from an earlier day is rolled when the sink opens") 
   log.logger->info("new");
   CHECK(testing::read_text_file(log.dir / "celos.log") == "new\n");
 }
+
+TEST_CASE("reopening (SIGHUP) continues in a new celos.log after the old one was moved away") {
+  Log log;
+  log.logger->info("before");
+  std::filesystem::rename(log.dir / "celos.log", log.dir / "moved.log");
+  REQUIRE(reopen_daily_log_sink(*log.logger->sinks().front()));
+  log.logger->info("after");
+  CHECK(testing::read_text_file(log.dir / "moved.log") == "before\n");
+  CHECK(testing::read_text_file(log.dir / "celos.log") == "after\n");
+}

@@ -248,6 +248,41 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
+  Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
+    const std::string path = slot_path("datasets", SlotId{std::string(dataset), time});
+    auto there = fs_->exists(path);
+    if (!there) return tl::unexpected(there.error());
+    if (*there) return {};  // idempotent: keep the first announcement's stamp
+    json::object o;
+    o["announced"] = format_time(now);
+    return fs_->write(path, json::serialize(o) + "\n");
+  }
+
+  Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
+                                                Time end) override {
+    std::vector<Time> out;
+    if (end <= start) return out;
+    const std::string dir = fmt::format("{}/datasets/{}", root_, dataset);
+    auto days = fs_->list(dir);
+    if (!days) {
+      if (days.error().code == ErrorCode::kNotFound) return out;
+      return tl::unexpected(days.error());
+    }
+    const std::string first_day = format_day(start), last_day = format_day(end);
+    for (const FileStatus& day : *days) {
+      if (!day.is_directory || day.name < first_day || day.name > last_day) continue;
+      auto files = fs_->list(dir + "/" + day.name);
+      if (!files) return tl::unexpected(files.error());
+      for (const FileStatus& f : *files) {
+        if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;
+        auto t = parse_time(day.name + "T" + f.name);
+        if (t && *t >= start && *t < end) out.push_back(*t);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
  private:
   using DaySlots = std::map<Time, SlotState>;
   struct CachedDay {

@@ -158,7 +158,9 @@ void require_evaluating(duk_context* ctx, const char* fn) {
 
 const std::set<std::string, std::less<>> kWorkflowFields = {
     "id",        "schedule", "schedulingStrategy", "trigger", "externalService", "startTime",
-    "maxRetryCount", "waitTimeoutSeconds", "url", "contacts"};
+    "maxRetryCount", "waitTimeoutSeconds", "url", "contacts",
+    // datasets (js_datasets.cc)
+    "inputs", "outputs", "atomicOutputs"};
 
 // Pushes options[name]; returns false (and leaves undefined) when it is missing or null.
 bool get_field(duk_context* ctx, const char* name) {
@@ -209,7 +211,8 @@ duk_ret_t define_workflow(duk_context* ctx) {
     if (!kWorkflowFields.count(name)) {
       throw_error(ctx, fmt::format("celos.{}: unknown field \"{}\" (known: id, schedule, "
                                    "schedulingStrategy, trigger, externalService, startTime, "
-                                   "maxRetryCount, waitTimeoutSeconds, url, contacts)",
+                                   "maxRetryCount, waitTimeoutSeconds, url, contacts, inputs, outputs, "
+                                   "atomicOutputs)",
                                    fn, name));
     }
     duk_pop(ctx);
@@ -235,8 +238,13 @@ duk_ret_t define_workflow(duk_context* ctx) {
   required("schedulingStrategy");
   workflow.strategy = require_celos_object<std::shared_ptr<const SchedulingStrategy>>(
       ctx, -1, fn, field("schedulingStrategy"));
-  required("trigger");
-  workflow.trigger = require_celos_object<TriggerPtr>(ctx, -1, fn, field("trigger"));
+  read_dataset_fields(ctx, fn, workflow);
+  // With inputs, a missing trigger is derived from them once all files are loaded.
+  if (workflow.inputs.empty()) required("trigger");
+  else get_field(ctx, "trigger");
+  if (!is_missing(ctx, -1)) {
+    workflow.trigger = require_celos_object<TriggerPtr>(ctx, -1, fn, field("trigger"));
+  }
   required("externalService");
   workflow.service =
       require_celos_object<ExternalServicePtr>(ctx, -1, fn, field("externalService"));
@@ -269,6 +277,7 @@ duk_ret_t define_workflow(duk_context* ctx) {
   }
   workflow.file = scope.file_name;
   scope.lines.push_back(current_site(ctx, scope.file_name).file_line);
+  workflow.line = scope.lines.back();
   scope.workflows.push_back(std::move(workflow));
   return 0;
 }
@@ -647,6 +656,8 @@ const ApiFunction kApi[] = {
     {"slurmExternalService", slurm_external_service_js, 2},
     {"replaceTimeVariables", replace_time_variables_js, 2},
     {"mergeProperties", merge_properties, 2},
+    {"dataset", dataset_js, 2},
+    {"statusTrigger", status_trigger_js, 2},
 };
 
 }  // namespace
@@ -709,6 +720,8 @@ void install_api(duk_context* ctx, FileScope& scope) {
   duk_put_prop_string(ctx, -2, "errThrow");
   duk_pop(ctx);
 }
+
+void push_trigger(duk_context* ctx, TriggerPtr trigger) { push_celos_object(ctx, std::move(trigger)); }
 
 std::string defaults_path(const std::string& defaults_dir, const std::string& name) {
   return defaults_dir + "/" + name + ".js";

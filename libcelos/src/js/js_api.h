@@ -39,6 +39,8 @@ struct FileEvaluation {
   std::vector<LoadError> errors;
   // The defaults names the file imported (also those that failed), for hot reload.
   std::vector<std::string> imported_defaults;
+  // celos.dataset declarations (also those made in imported defaults files), in order.
+  std::vector<DatasetDeclaration> datasets;
 };
 
 // Evaluates the workflow file `file_name` (a name directly in the workflows directory, used in

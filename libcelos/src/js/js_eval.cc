@@ -119,6 +119,7 @@ FileEvaluation evaluate_workflow_file(const EvalSettings& settings, const std::s
   result.workflows = std::move(scope->workflows);
   result.lines = std::move(scope->lines);
   result.imported_defaults = std::move(scope->imported_defaults);
+  result.datasets = std::move(scope->datasets);
   scope->workflows.clear();
   scope->objects.clear();
   return result;

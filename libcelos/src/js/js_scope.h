@@ -47,6 +47,8 @@ struct FileScope {
   bool evaluating = true;
   int properties_functions = 0;
   ThrowSite last_throw;
+  // celos.dataset declarations, in order (js_datasets.cc).
+  std::vector<DatasetDeclaration> datasets;
 };
 
 // The scope of the heap `ctx` belongs to (kept in the global stash).
@@ -70,5 +72,13 @@ void push_external_service(duk_context* ctx, ExternalServicePtr service);
 ExternalServicePtr make_js_oozie_service(std::shared_ptr<HttpClient> http, std::string url,
                                          std::map<std::string, std::string> defaults,
                                          OoziePropertiesFunction properties, std::string user);
+
+// Datasets (js_datasets.cc): celos.dataset, celos.statusTrigger, and the `inputs`, `outputs`
+// and `atomicOutputs` fields of the defineWorkflow options at stack index 0.
+duk_ret_t dataset_js(duk_context* ctx);
+duk_ret_t status_trigger_js(duk_context* ctx);
+void read_dataset_fields(duk_context* ctx, const char* fn, Workflow& workflow);
+// Hands the script a trigger object (js_api.cc).
+void push_trigger(duk_context* ctx, TriggerPtr trigger);
 
 }  // namespace celos::js

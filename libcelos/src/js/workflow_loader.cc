@@ -164,8 +164,10 @@ class JsWorkflowSource : public WorkflowSource {
       config->errors.push_back(LoadError{workflows_dir_, 0, listing_error_});
       spdlog::error("{}", listing_error_);
     }
+    std::vector<DatasetDeclaration> datasets;
     for (const auto& [name, file] : cache_) {
       const js::FileEvaluation& evaluation = file.evaluation;
+      datasets.insert(datasets.end(), evaluation.datasets.begin(), evaluation.datasets.end());
       config->errors.insert(config->errors.end(), evaluation.errors.begin(),
                             evaluation.errors.end());
       for (std::size_t i = 0; i < evaluation.workflows.size(); ++i) {
@@ -182,6 +184,7 @@ class JsWorkflowSource : public WorkflowSource {
         config->workflows.emplace(workflow.id, workflow);
       }
     }
+    link_datasets(*config, datasets);
     return config;
   }
 

@@ -4,6 +4,10 @@
 
 namespace celos {
 
+Result<std::string> ExternalService::submit_with(const SlotId& slot, const SubmitContext&) {
+  return submit(slot);
+}
+
 std::map<std::string, Result<ExternalStatus>> ExternalService::status_many(
     const std::vector<Job>& jobs) {
   std::map<std::string, Result<ExternalStatus>> out;

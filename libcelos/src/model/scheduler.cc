@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "model/dataset_step.h"
+
 namespace celos {
 namespace {
 
@@ -45,6 +47,20 @@ class StepTriggerContext final : public TriggerContext {
     return ok;
   }
 
+  // Datasets: answered from the state database (model/dataset_step.h), no file system call.
+  Result<SlotStatus> slot_status(const std::string& w, Time t) override {
+    return datasets_.slot_status(w, t);
+  }
+  Result<std::vector<SlotState>> stored_slots(const std::string& w, Time s, Time e) override {
+    return datasets_.stored_slots(w, s, e);
+  }
+  Result<bool> instance_announced(const std::string& d, Time t) override {
+    return datasets_.instance_announced(d, t);
+  }
+  Result<std::vector<Time>> announced_instances(const std::string& d, Time s, Time e) override {
+    return datasets_.announced_instances(d, s, e);
+  }
+
  private:
   Time now_;
   StateDatabase& db_;
@@ -52,6 +68,7 @@ class StepTriggerContext final : public TriggerContext {
   std::map<std::pair<std::string, std::string>, Result<bool>> exists_;
   std::map<std::string, Error> down_;
   std::map<std::pair<std::string, Time>, bool> succeeded_;
+  DatasetLookups datasets_{db_};
 };
 
 Result<const Workflow*> find_workflow(const WorkflowConfig& config, const std::string& id) {
@@ -70,8 +87,10 @@ void log_change(const SlotState& from, const SlotState& to) {
 class WorkflowStep {
  public:
   WorkflowStep(const Workflow& workflow, const WorkflowConfig& config, Time now,
-               StateDatabase& db, StepTriggerContext& triggers, StepReport& report)
+               StateDatabase& db, StepTriggerContext& triggers, StepReport& report,
+               DatasetStep& datasets)
       : wf_(workflow), config_(config), now_(now), db_(db), triggers_(triggers), report_(report),
+        datasets_(datasets),
         drain_(report.maintenance == MaintenanceMode::kDrain) {}
 
   // Phase 1: load the slots and submit the strategy's picks. Returns the picks as RUNNING, to
@@ -160,8 +179,15 @@ class WorkflowStep {
   Result<std::vector<SlotState>> submit_picks() {
     std::vector<SlotState> running;
     if (drain_) return running;  // maintenance drain: READY slots wait
-    for (const SlotState& pick : wf_.strategy->pick(slots_)) {
-      auto external_id = wf_.service->submit(pick.id);
+    for (SlotState pick : wf_.strategy->pick(slots_)) {
+      // Datasets: the consumed set goes into the RUNNING record; leftovers are removed.
+      auto inputs = datasets_.before_submit(wf_, pick, running);
+      if (!inputs) {
+        error(fmt::format("preparing the datasets of slot {} failed: {}",
+                          format_time(pick.id.time), inputs.error().message));
+        break;
+      }
+      auto external_id = wf_.service->submit_with(pick.id, *inputs);
       if (!external_id) {
         error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
                           external_id.error().message));
@@ -200,10 +226,20 @@ class WorkflowStep {
                             *slot.external_id, status.error().message));
           return std::nullopt;
         }
-        if (*status == ExternalStatus::kSuccess) return slot.success().value();
+        if (*status == ExternalStatus::kSuccess) {
+          // Datasets: the done flags are written before SUCCESS is stored.
+          if (auto flagged = datasets_.before_success(wf_, slot); !flagged) {
+            error(fmt::format("slot {} stays RUNNING: {}", format_time(slot.id.time),
+                              flagged.error().message));
+            return std::nullopt;
+          }
+          return slot.success().value();
+        }
         if (*status == ExternalStatus::kFailure) {
-          return slot.retry_count < wf_.max_retry_count ? slot.retry().value()
-                                                         : slot.failure().value();
+          if (slot.retry_count < wf_.max_retry_count) return slot.retry().value();
+          SlotState failed = slot.failure().value();
+          datasets_.after_failure(wf_, failed);  // datasets: incomplete outputs go
+          return failed;
         }
         return std::nullopt;
       }
@@ -220,6 +256,7 @@ class WorkflowStep {
   StateDatabase& db_;
   StepTriggerContext& triggers_;
   StepReport& report_;
+  DatasetStep& datasets_;
   bool drain_;
   std::set<Time> submitted_;  // picks submitted in this step (loaded READY, now RUNNING)
 };
@@ -266,6 +303,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   spdlog::info("step at {} started ({} workflows loaded, {} load errors)", format_time(now),
                config->workflows.size(), config->errors.size());
   StepTriggerContext triggers(now, db_, file_systems_);
+  DatasetStep datasets(*config, db_, file_systems_, now);
 
   // Each workflow is its own failure domain: an error or even a bug in one never stops the
   // others (SPEC §4 step 2).
@@ -294,7 +332,8 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     isolated(id, [&] {
       if (or_throw(db_.is_paused(id))) return;
       ++report.workflows;
-      auto step = std::make_unique<WorkflowStep>(workflow, *config, now, db_, triggers, report);
+      auto step = std::make_unique<WorkflowStep>(workflow, *config, now, db_, triggers, report,
+                                                 datasets);
       auto running = or_throw(step->load_and_submit());
       stepping.push_back({&workflow, std::move(step), std::move(running)});
     });
@@ -402,6 +441,10 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   // A slot with nothing stored may be rerun: that is how backfill marks old slots.
   auto next = stored->has_value() ? (*stored)->rerun() : SlotState::waiting(id);
   if (!next) return next;
+  if (stored->has_value()) {  // datasets: a rerun SUCCESS slot's done flags go first
+    DatasetStep datasets(*config, db_, file_systems_, now);
+    if (auto ok = datasets.before_rerun(**wf, **stored); !ok) return tl::unexpected(ok.error());
+  }
   if (auto marked = db_.mark_rerun(id, now); !marked) return tl::unexpected(marked.error());
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),
@@ -427,6 +470,9 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
     }
   }
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
+  if (current.status == SlotStatus::kRunning) {  // datasets: the attempt's incomplete outputs go
+    DatasetStep(*config, db_, file_systems_, Time{}).after_failure(**wf, *next);
+  }
   log_change(current, *next);
   notify({SlotChange{*stored, *next, Time{}, "api"}});
   return next;

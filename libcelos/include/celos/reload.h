@@ -1,0 +1,28 @@
+// What SIGHUP does (SPEC §16): reopen the log files, re-read the tokens file, re-read
+// celos-ui's config. Each part registers a hook; serving and the running step go on.
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "celos/error.h"
+
+namespace celos {
+
+class ReloadHooks {
+ public:
+  // `what` names the hook in the log ("log files", "tokens file").
+  void add(std::string what, std::function<Result<void>()> hook);
+  // Runs every hook in the order added; a failing (or throwing) hook is logged with its name
+  // and the others still run. Returns the number of failures. Thread-safe.
+  int run();
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<std::string, std::function<Result<void>()>>> hooks_;
+};
+
+}  // namespace celos

@@ -1,0 +1,262 @@
+#include "model/dataset_step.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+namespace celos {
+
+// ---- lookups -----------------------------------------------------------------------------
+
+Result<SlotStatus> DatasetLookups::slot_status(const std::string& workflow_id, Time time) {
+  auto key = std::make_pair(workflow_id, time);
+  if (auto it = status_.find(key); it != status_.end()) return it->second;
+  auto state = db_.get_slot(SlotId{workflow_id, time});
+  if (!state) return tl::unexpected(state.error());
+  const SlotStatus status = state->has_value() ? (*state)->status : SlotStatus::kWaiting;
+  status_.emplace(std::move(key), status);
+  return status;
+}
+
+// One read per workflow and step in the common case: a wider range replaces the cached one.
+Result<std::vector<SlotState>> DatasetLookups::stored_slots(const std::string& workflow_id,
+                                                            Time start, Time end) {
+  auto it = slots_.find(workflow_id);
+  if (it == slots_.end() || start < it->second.start || end > it->second.end) {
+    Loaded loaded;
+    loaded.start = it == slots_.end() ? start : std::min(start, it->second.start);
+    loaded.end = it == slots_.end() ? end : std::max(end, it->second.end);
+    auto read = db_.get_slots(workflow_id, loaded.start, loaded.end);
+    if (!read) return tl::unexpected(read.error());
+    loaded.slots = std::move(*read);
+    it = slots_.insert_or_assign(workflow_id, std::move(loaded)).first;
+  }
+  std::vector<SlotState> out;
+  for (const SlotState& s : it->second.slots) {
+    if (s.id.time >= start && s.id.time < end) out.push_back(s);
+  }
+  return out;
+}
+
+Result<bool> DatasetLookups::instance_announced(const std::string& dataset_id, Time time) {
+  auto key = std::make_pair(dataset_id, time);
+  if (auto it = announced_.find(key); it != announced_.end()) return it->second;
+  auto found = db_.announced_instances(dataset_id, time, time + std::chrono::seconds(1));
+  if (!found) return tl::unexpected(found.error());
+  announced_.emplace(std::move(key), !found->empty());
+  return !found->empty();
+}
+
+Result<std::vector<Time>> DatasetLookups::announced_instances(const std::string& dataset_id,
+                                                              Time start, Time end) {
+  return db_.announced_instances(dataset_id, start, end);
+}
+
+// ---- helpers -----------------------------------------------------------------------------
+
+namespace {
+
+// An uncached context for submit time: the picks of this step must see the latest records.
+class FreshContext final : public TriggerContext {
+ public:
+  FreshContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
+      : now_(now), db_(db), file_systems_(file_systems) {}
+  Time now() const override { return now_; }
+  Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override {
+    auto fs = file_systems_.resolve(fs_uri);
+    if (!fs) return tl::unexpected(fs.error());
+    return (*fs)->exists(path);
+  }
+  Result<bool> slot_succeeded(const std::string& workflow_id, Time time) override {
+    auto status = slot_status(workflow_id, time);
+    if (!status) return tl::unexpected(status.error());
+    return *status == SlotStatus::kSuccess;
+  }
+  Result<SlotStatus> slot_status(const std::string& workflow_id, Time time) override {
+    auto state = db_.get_slot(SlotId{workflow_id, time});
+    if (!state) return tl::unexpected(state.error());
+    return state->has_value() ? (*state)->status : SlotStatus::kWaiting;
+  }
+  Result<std::vector<SlotState>> stored_slots(const std::string& workflow_id, Time start,
+                                              Time end) override {
+    return db_.get_slots(workflow_id, start, end);
+  }
+  Result<bool> instance_announced(const std::string& dataset_id, Time time) override {
+    auto found = db_.announced_instances(dataset_id, time, time + std::chrono::seconds(1));
+    if (!found) return tl::unexpected(found.error());
+    return !found->empty();
+  }
+  Result<std::vector<Time>> announced_instances(const std::string& dataset_id, Time start,
+                                                Time end) override {
+    return db_.announced_instances(dataset_id, start, end);
+  }
+
+ private:
+  Time now_;
+  StateDatabase& db_;
+  FileSystemResolver& file_systems_;
+};
+
+// Only services whose jobs cannot write a done flag themselves get one from celos (Oozie
+// workflows usually write their own _SUCCESS, and celos cannot know their output is whole).
+bool writes_done_flag(const ExternalService& service) {
+  return service.kind() == "command" || service.kind() == "slurm";
+}
+
+std::string join_paths(const Dataset& ds, const std::vector<Time>& times) {
+  std::vector<std::string> paths;
+  for (Time t : times) paths.push_back(ds.instance_path(t));
+  return fmt::format("{}", fmt::join(paths, ","));
+}
+
+}  // namespace
+
+Time output_instance(const DatasetUse& out, Time slot) {
+  return slot + std::chrono::seconds(out.offset);
+}
+
+Result<void> check_removable(const std::string& path) {
+  auto refuse = [&](std::string_view why) {
+    return fail(fmt::format("refusing to remove \"{}\": {}", path, why), ErrorCode::kInvalid);
+  };
+  if (path.empty() || path[0] != '/') return refuse("not an absolute path");
+  std::size_t components = 0;
+  std::size_t i = 1;
+  while (i <= path.size()) {
+    auto next = path.find('/', i);
+    if (next == std::string::npos) next = path.size();
+    const std::string_view part(path.data() + i, next - i);
+    if (part == "." || part == "..") return refuse("contains . or ..");
+    if (part.empty() && next != path.size()) return refuse("contains an empty component");
+    if (!part.empty()) ++components;
+    i = next + 1;
+  }
+  if (components < 2) return refuse("too close to the root");
+  return {};
+}
+
+Result<OutputInstanceState> inspect_output(const Dataset& ds, Time instance,
+                                           FileSystemResolver& file_systems) {
+  OutputInstanceState state{ds.id, instance, ds.instance_path(instance), false, false};
+  auto fs = file_systems.resolve(ds.fs);
+  if (!fs) return tl::unexpected(fs.error());
+  auto exists = (*fs)->exists(state.path);
+  if (!exists) return tl::unexpected(exists.error());
+  state.exists = *exists;
+  if (state.exists) {
+    auto complete = (*fs)->exists(ds.done_flag_path(instance));
+    if (!complete) return tl::unexpected(complete.error());
+    state.complete = *complete;
+  }
+  return state;
+}
+
+namespace {
+
+// Removes the instances of `slot`'s outputs that exist without their done flag.
+Result<void> remove_incomplete_outputs(const WorkflowConfig& config, const Workflow& workflow,
+                                       Time slot, FileSystemResolver& file_systems,
+                                       std::string_view why) {
+  for (const DatasetUse& out : workflow.outputs) {
+    auto ds = config.datasets.find(out.dataset);
+    if (ds == config.datasets.end()) continue;
+    auto state = inspect_output(ds->second, output_instance(out, slot), file_systems);
+    if (!state) return tl::unexpected(state.error());
+    if (!state->exists || state->complete) continue;
+    if (auto ok = check_removable(state->path); !ok) return ok;
+    auto fs = file_systems.resolve(ds->second.fs);
+    if (!fs) return tl::unexpected(fs.error());
+    if (auto removed = (*fs)->remove(state->path); !removed) return removed;
+    spdlog::warn("slot {}: removed incomplete output {} of dataset {} ({})",
+                 to_string(SlotId{workflow.id, slot}), state->path, out.dataset, why);
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- hooks -------------------------------------------------------------------------------
+
+Result<SubmitContext> DatasetStep::before_submit(const Workflow& workflow, SlotState& pick,
+                                                 const std::vector<SlotState>& earlier) {
+  SubmitContext context;
+  FreshContext fresh(now_, db_, file_systems_);
+  pick.consumed.clear();
+  for (const DatasetUse& in : workflow.inputs) {
+    auto input = config_.resolve_input(workflow, in);
+    if (!input) continue;
+    std::vector<Time> instances;
+    if (in.mode == InputMode::kNew) {
+      std::vector<Time> held;
+      for (const SlotState& e : earlier) {
+        if (auto it = e.consumed.find(in.dataset); it != e.consumed.end()) {
+          held.insert(held.end(), it->second.begin(), it->second.end());
+        }
+      }
+      auto fresh_instances = new_instances(*input, pick.id.time, fresh, held);
+      if (!fresh_instances) return tl::unexpected(fresh_instances.error());
+      instances = std::move(*fresh_instances);
+      pick.consumed[in.dataset] = instances;
+    } else {
+      instances.push_back(pick.id.time + std::chrono::seconds(in.offset));
+    }
+    const std::string paths = join_paths(input->dataset, instances);
+    context.variables[input_variable_name(in.dataset)] = paths;
+    context.env[input_env_name(in.dataset)] = paths;
+  }
+  if (workflow.atomic_outputs) {
+    auto cleaned = remove_incomplete_outputs(config_, workflow, pick.id.time, file_systems_,
+                                             "leftover of an earlier attempt, before submitting");
+    if (!cleaned) return tl::unexpected(cleaned.error());
+  }
+  return context;
+}
+
+Result<void> DatasetStep::before_success(const Workflow& workflow, const SlotState& slot) {
+  if (!workflow.atomic_outputs || !writes_done_flag(*workflow.service)) return {};
+  for (const DatasetUse& out : workflow.outputs) {
+    auto ds = config_.datasets.find(out.dataset);
+    if (ds == config_.datasets.end()) continue;
+    const Time instance = output_instance(out, slot.id.time);
+    auto fs = file_systems_.resolve(ds->second.fs);
+    if (!fs) return tl::unexpected(fs.error());
+    const std::string flag = ds->second.done_flag_path(instance);
+    auto exists = (*fs)->exists(flag);
+    if (!exists) return tl::unexpected(exists.error());
+    if (*exists) continue;
+    if (auto written = (*fs)->write(flag, ""); !written) {
+      return fail(fmt::format("cannot write the done flag {}: {}", flag, written.error().message));
+    }
+    spdlog::info("slot {}: wrote done flag {}", to_string(slot.id), flag);
+  }
+  return {};
+}
+
+void DatasetStep::after_failure(const Workflow& workflow, const SlotState& slot) {
+  if (!workflow.atomic_outputs || workflow.outputs.empty()) return;
+  auto removed = remove_incomplete_outputs(config_, workflow, slot.id.time, file_systems_,
+                                           fmt::format("the slot became {}", to_string(slot.status)));
+  if (!removed) {
+    spdlog::error("slot {}: removing incomplete outputs failed: {}", to_string(slot.id),
+                  removed.error().message);
+  }
+}
+
+Result<void> DatasetStep::before_rerun(const Workflow& workflow, const SlotState& from) {
+  if (!workflow.atomic_outputs || from.status != SlotStatus::kSuccess) return {};
+  for (const DatasetUse& out : workflow.outputs) {
+    auto ds = config_.datasets.find(out.dataset);
+    if (ds == config_.datasets.end()) continue;
+    const std::string flag = ds->second.done_flag_path(output_instance(out, from.id.time));
+    if (auto ok = check_removable(flag); !ok) return ok;
+    auto fs = file_systems_.resolve(ds->second.fs);
+    if (!fs) return tl::unexpected(fs.error());
+    if (auto removed = (*fs)->remove(flag); !removed) return removed;
+    spdlog::info("slot {}: rerun: removed done flag {}", to_string(from.id), flag);
+  }
+  return {};
+}
+
+}  // namespace celos

@@ -1,0 +1,90 @@
+// What the scheduler step does for datasets (SPEC §14, §16 "Datasets"), as hooks that the step
+// calls at four points, so that scheduler.cc stays about slots:
+//
+//   before_submit   a pick is about to be submitted: its mode-new inputs get their consumed set
+//                   (stored in the RUNNING record, so a crash never consumes twice), leftovers
+//                   of its outputs without a done flag are removed, and the variables and
+//                   environment of its inputs are returned for the service's submit.
+//   before_success  RUNNING -> SUCCESS of a command or Slurm slot: its done flags are written
+//                   first; if that fails the slot stays RUNNING (retried next step).
+//   after_failure   RUNNING -> FAILURE or KILLED: output instances without a done flag go.
+//   before_rerun    a SUCCESS slot is rerun: its done flags go first.
+//
+// Removal goes through the FileSystem interface, is logged, and only ever touches the instance
+// path expanded from the dataset's template with the slot's time (file systems remove a
+// symlink itself, never what it points to).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "celos/dataset.h"
+#include "celos/file_system.h"
+#include "celos/state_db.h"
+#include "celos/workflow.h"
+
+namespace celos {
+
+// The dataset answers of a TriggerContext, read from the state database and cached for the
+// context's lifetime (one step or one /trigger-status read).
+class DatasetLookups {
+ public:
+  explicit DatasetLookups(StateDatabase& db) : db_(db) {}
+  [[nodiscard]] Result<SlotStatus> slot_status(const std::string& workflow_id, Time time);
+  [[nodiscard]] Result<std::vector<SlotState>> stored_slots(const std::string& workflow_id,
+                                                            Time start, Time end);
+  [[nodiscard]] Result<bool> instance_announced(const std::string& dataset_id, Time time);
+  [[nodiscard]] Result<std::vector<Time>> announced_instances(const std::string& dataset_id,
+                                                              Time start, Time end);
+
+ private:
+  struct Loaded {
+    Time start{}, end{};
+    std::vector<SlotState> slots;
+  };
+  StateDatabase& db_;
+  std::map<std::pair<std::string, Time>, SlotStatus> status_;
+  std::map<std::string, Loaded> slots_;
+  std::map<std::pair<std::string, Time>, bool> announced_;
+};
+
+class DatasetStep {
+ public:
+  DatasetStep(const WorkflowConfig& config, StateDatabase& db, FileSystemResolver& file_systems,
+              Time now)
+      : config_(config), db_(db), file_systems_(file_systems), now_(now) {}
+
+  // `earlier` are the picks of the same workflow submitted before this one in this step.
+  [[nodiscard]] Result<SubmitContext> before_submit(const Workflow& workflow, SlotState& pick,
+                                                    const std::vector<SlotState>& earlier);
+  [[nodiscard]] Result<void> before_success(const Workflow& workflow, const SlotState& slot);
+  void after_failure(const Workflow& workflow, const SlotState& slot);
+  [[nodiscard]] Result<void> before_rerun(const Workflow& workflow, const SlotState& from);
+
+ private:
+  const WorkflowConfig& config_;
+  StateDatabase& db_;
+  FileSystemResolver& file_systems_;
+  Time now_;
+};
+
+// The instance of `out` written by slot `slot` of its producer.
+Time output_instance(const DatasetUse& out, Time slot);
+
+// May celos remove this instance path? Absolute, no `.`/`..`/empty components, not the root.
+[[nodiscard]] Result<void> check_removable(const std::string& path);
+
+// What removing the outputs of slot `slot` would do (lineage's dry run): per output dataset,
+// whether the instance exists, is complete (done flag), and would be removed on failure.
+struct OutputInstanceState {
+  std::string dataset;
+  Time time{};
+  std::string path;
+  bool exists = false;
+  bool complete = false;
+};
+[[nodiscard]] Result<OutputInstanceState> inspect_output(const Dataset& ds, Time instance,
+                                                          FileSystemResolver& file_systems);
+
+}  // namespace celos

@@ -1,0 +1,340 @@
+// Datasets: linking, triggers, mode new and atomic outputs, as scheduler stories over fakes.
+#include <catch2/catch.hpp>
+
+#include "celos/dataset.h"
+#include "celos/scheduler.h"
+#include "model/dataset_step.h"
+#include "testing/fakes.h"
+
+using namespace celos;
+using celos::testing::FakeExternalService;
+using celos::testing::FakeFileSystemResolver;
+using celos::testing::MemFileSystem;
+using std::chrono::hours;
+using std::chrono::minutes;
+
+namespace {
+
+const Time kStart = make_time(2015, 9, 13, 0);
+
+// A command-like service: celos writes the done flags of its successful slots.
+class CommandLikeService : public FakeExternalService {
+ public:
+  std::string_view kind() const override { return "command"; }
+  Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
+    contexts.push_back(context);
+    return submit(slot);
+  }
+  std::vector<SubmitContext> contexts;
+};
+
+struct World {
+  std::shared_ptr<MemFileSystem> db_fs = std::make_shared<MemFileSystem>();
+  std::shared_ptr<MemFileSystem> data_fs = std::make_shared<MemFileSystem>();
+  std::unique_ptr<StateDatabase> db = make_file_state_database(db_fs, "/db");
+  FakeFileSystemResolver resolver{data_fs};
+  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
+  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
+  Scheduler scheduler{*source, *db, resolver};
+  std::vector<DatasetDeclaration> declarations;
+
+  void dataset(std::string id, std::string path) {
+    declarations.push_back({Dataset{id, std::move(path), "", "_SUCCESS"}, "a.js", 1});
+  }
+
+  Workflow& add(std::string id, std::shared_ptr<ExternalService> service,
+                TriggerPtr trigger = nullptr) {
+    Workflow w;
+    w.id = id;
+    w.schedule = make_hourly_schedule();
+    w.strategy = make_serial_strategy(1);
+    w.trigger = std::move(trigger);
+    w.service = std::move(service);
+    w.start_time = kStart;
+    w.file = id + ".js";
+    return config->workflows[id] = w;
+  }
+
+  void link() { link_datasets(*config, declarations); }
+
+  SlotState state(const std::string& wf, Time t) {
+    auto s = db->get_slot({wf, t});
+    REQUIRE(s);
+    return s->value_or(SlotState::waiting({wf, t}));
+  }
+};
+
+std::vector<std::string> messages(const WorkflowConfig& config) {
+  std::vector<std::string> out;
+  for (const LoadError& e : config.errors) out.push_back(e.file + ": " + e.message);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("input variables and environment names follow the dataset id") {
+  CHECK(input_env_name("clicks-clean.v2") == "CELOS_INPUT_CLICKS_CLEAN_V2");
+  CHECK(replace_variables("a ${inputs.x} ${year} ${inputs.y}", {{"inputs.x", "/p1,/p2"}}) ==
+        "a /p1,/p2 ${year} ${inputs.y}");
+  Dataset ds{"d", "/data/${year}${month}${day}/${hour}/", "", "_DONE"};
+  CHECK(ds.done_flag_path(kStart + hours(5)) == "/data/20150913/05/_DONE");
+}
+
+TEST_CASE("only instance paths below the root without dot components may be removed") {
+  CHECK(check_removable("/data/clicks/2015"));
+  CHECK_FALSE(check_removable("/"));
+  CHECK_FALSE(check_removable("/data"));
+  CHECK_FALSE(check_removable("/data/../etc"));
+  CHECK_FALSE(check_removable("data/x"));
+  CHECK_FALSE(check_removable("/data//x"));
+}
+
+TEST_CASE("linking reports unknown datasets, second producers and output paths that merge slots") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("clicks", "/data/clicks/${year}/${month}/${day}/${hour}");
+  w.dataset("daily", "/data/daily/${year}-${month}-${day}");
+  w.dataset("fixed", "/data/fixed");
+  w.add("a", service, make_always_trigger()).outputs = {{"clicks"}};
+  w.add("b", service, make_always_trigger()).outputs = {{"clicks"}};
+  w.add("c", service).inputs = {{"nope"}};
+  w.add("d", service, make_always_trigger()).outputs = {{"daily"}};
+  w.add("e", service, make_always_trigger()).outputs = {{"fixed"}};
+  w.link();
+  CHECK(w.config->workflows.count("a"));
+  CHECK_FALSE(w.config->workflows.count("b"));
+  CHECK_FALSE(w.config->workflows.count("c"));
+  CHECK_FALSE(w.config->workflows.count("d"));
+  CHECK_FALSE(w.config->workflows.count("e"));
+  const auto errors = messages(*w.config);
+  REQUIRE(errors.size() == 4);
+  CHECK_THAT(errors[0], Catch::Contains("b.js") && Catch::Contains("at most one producer"));
+  CHECK_THAT(errors[1], Catch::Contains("c.js") && Catch::Contains("unknown dataset \"nope\""));
+  CHECK_THAT(errors[2], Catch::Contains("d.js") && Catch::Contains("does not tell"));
+  CHECK_THAT(errors[3], Catch::Contains("e.js") && Catch::Contains("no time variables"));
+}
+
+TEST_CASE("a dataset declared again differently is an error of the later file") {
+  World w;
+  w.declarations.push_back({Dataset{"x", "/x/${hour}", "", "_SUCCESS"}, "a.js", 1});
+  w.declarations.push_back({Dataset{"x", "/x/${hour}", "", "_SUCCESS"}, "b.js", 2});
+  w.declarations.push_back({Dataset{"x", "/y/${hour}", "", "_SUCCESS"}, "c.js", 3});
+  w.link();
+  REQUIRE(w.config->errors.size() == 1);
+  CHECK(w.config->errors[0].file == "c.js");
+  CHECK(w.config->errors[0].line == 3);
+  CHECK(w.config->datasets.at("x").path == "/x/${hour}");
+}
+
+TEST_CASE("a cycle through datasets is an error only when its offsets add up to 0") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("p", "/p/${day}/${hour}");
+  w.dataset("q", "/q/${day}/${hour}");
+  w.dataset("own", "/own/${day}/${hour}");
+  Workflow& a = w.add("a", service);
+  a.inputs = {{"q"}};
+  a.outputs = {{"p"}};
+  Workflow& b = w.add("b", service);
+  b.inputs = {{"p"}};
+  b.outputs = {{"q"}};
+  Workflow& inc = w.add("inc", service);  // reads its own previous hour: fine
+  inc.inputs = {{"own", -3600}};
+  inc.outputs = {{"own"}};
+  w.link();
+  CHECK(w.config->workflows.count("a"));
+  CHECK_FALSE(w.config->workflows.count("b"));
+  CHECK(w.config->workflows.count("inc"));
+  REQUIRE(w.config->errors.size() == 1);
+  CHECK_THAT(w.config->errors[0].message, Catch::Contains("add up to 0"));
+}
+
+TEST_CASE("the derived trigger waits for the producer's SUCCESS, an announcement or a done flag") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("raw", "/raw/${year}${month}${day}/${hour}");
+  w.dataset("clean", "/clean/${year}${month}${day}/${hour}");
+  w.add("clean", service, make_always_trigger()).outputs = {{"clean"}};
+  w.add("report", service).inputs = {{"clean"}, {"raw"}};
+  w.link();
+  REQUIRE(w.config->errors.empty());
+  const Time now = kStart + minutes(30);
+  auto status = w.scheduler.trigger_status("report", kStart, now);
+  REQUIRE(status);
+  CHECK(status->type == "AndTrigger");
+  REQUIRE(status->sub_statuses.size() == 2);
+  CHECK(status->sub_statuses[0].type == "DatasetTrigger");
+  CHECK_FALSE(status->sub_statuses[0].ready);
+  CHECK_FALSE(status->sub_statuses[1].ready);
+
+  REQUIRE(w.db->put_slots({SlotState::of({"clean", kStart}, SlotStatus::kSuccess, "j")}));
+  REQUIRE(w.data_fs->write("/raw/20150913/00/_SUCCESS", ""));
+  const int before = w.data_fs->exists_calls();
+  status = w.scheduler.trigger_status("report", kStart, now);
+  REQUIRE(status);
+  CHECK(status->ready);
+  CHECK(w.data_fs->exists_calls() == before + 1);  // only the dataset without a producer
+
+  // An announcement is enough, with no file system call.
+  REQUIRE(w.db->announce_instance("raw", kStart + hours(1), now));
+  REQUIRE(w.db->announce_instance("raw", kStart + hours(1), now));  // idempotent
+  REQUIRE(w.db->put_slots({SlotState::of({"clean", kStart + hours(1)}, SlotStatus::kSuccess, "j")}));
+  const int calls = w.data_fs->exists_calls();
+  status = w.scheduler.trigger_status("report", kStart + hours(1), now);
+  REQUIRE(status);
+  CHECK(status->ready);
+  CHECK(w.data_fs->exists_calls() == calls);
+}
+
+TEST_CASE("statusTrigger treats a slot with nothing stored as WAITING") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.add("x", service, make_always_trigger());
+  w.add("alert", service, make_status_trigger("x", {"FAILURE", "WAIT_TIMEOUT"}));
+  w.add("idle", service, make_status_trigger("x", {"WAITING"}));
+  auto alert = w.scheduler.trigger_status("alert", kStart, kStart);
+  REQUIRE(alert);
+  CHECK(alert->type == "StatusTrigger");
+  CHECK_FALSE(alert->ready);
+  CHECK(w.scheduler.trigger_status("idle", kStart, kStart)->ready);
+  REQUIRE(w.db->put_slots({SlotState::of({"x", kStart}, SlotStatus::kFailure, "j")}));
+  CHECK(w.scheduler.trigger_status("alert", kStart, kStart)->ready);
+}
+
+TEST_CASE("mode new hands each instance to one successful slot and stores it with the slot") {
+  World w;
+  auto producer = std::make_shared<CommandLikeService>();
+  auto rollup = std::make_shared<CommandLikeService>();
+  w.dataset("hourly", "/h/${year}${month}${day}/${hour}");
+  w.add("import", producer, make_always_trigger()).outputs = {{"hourly"}};
+  Workflow& r = w.add("rollup", rollup);
+  r.schedule = make_cron_schedule(CronExpression::parse("0 0 */3 * * ?").value());
+  r.inputs = {{"hourly", 0, InputMode::kNew, 2}};
+  w.link();
+  REQUIRE(w.config->errors.empty());
+  // import 00:00 and 01:00 succeed; 02:00 fails.
+  REQUIRE(w.db->put_slots({SlotState::of({"import", kStart}, SlotStatus::kSuccess, "a"),
+                           SlotState::of({"import", kStart + hours(1)}, SlotStatus::kSuccess, "b"),
+                           SlotState::of({"import", kStart + hours(2)}, SlotStatus::kFailure, "c")}));
+  const Time now = kStart + hours(3) + minutes(1);  // rollup slots 00:00 and 03:00
+  w.scheduler.step(now, std::set<std::string>{"rollup"});
+  // 00:00 sees one instance (minInstances 2): waits; 03:00 sees 00:00 and 01:00 (03:00 not yet).
+  CHECK(w.state("rollup", kStart).status == SlotStatus::kWaiting);
+  CHECK(w.state("rollup", kStart + hours(3)).status == SlotStatus::kReady);
+  w.scheduler.step(now, std::set<std::string>{"rollup"});
+  const SlotState running = w.state("rollup", kStart + hours(3));
+  REQUIRE(running.status == SlotStatus::kRunning);
+  CHECK(running.consumed.at("hourly") == std::vector<Time>{kStart, kStart + hours(1)});
+  REQUIRE(rollup->contexts.size() == 1);
+  CHECK(rollup->contexts[0].env.at("CELOS_INPUT_HOURLY") == "/h/20150913/00,/h/20150913/01");
+  CHECK(rollup->contexts[0].variables.at("inputs.hourly") == "/h/20150913/00,/h/20150913/01");
+
+  // While it runs, and after it succeeded, no other slot gets those instances.
+  auto held = w.scheduler.trigger_status("rollup", kStart + hours(6), now);
+  REQUIRE(held);
+  CHECK_FALSE(held->ready);
+  rollup->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(now, std::set<std::string>{"rollup"});
+  CHECK(w.state("rollup", kStart + hours(3)).status == SlotStatus::kSuccess);
+  CHECK(w.state("rollup", kStart + hours(3)).consumed.at("hourly").size() == 2);
+  CHECK_FALSE(w.scheduler.trigger_status("rollup", kStart + hours(6), now)->ready);
+
+  // A rerun releases them.
+  REQUIRE(w.scheduler.rerun("rollup", kStart + hours(3), now));
+  CHECK(w.state("rollup", kStart + hours(3)).consumed.empty());
+  CHECK(w.scheduler.trigger_status("rollup", kStart + hours(6), now)->ready);
+}
+
+TEST_CASE("atomic outputs: leftovers go before submit, failures lose incomplete output, success "
+          "gets its done flag") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("out", "/out/${year}${month}${day}/${hour}");
+  Workflow& wf = w.add("job", service, make_always_trigger());
+  wf.outputs = {{"out"}};
+  w.link();
+  const Time now = kStart + hours(2) + minutes(1);  // slots 00:00 and 01:00
+  REQUIRE(w.data_fs->write("/out/20150913/00/part-0", "half"));
+  REQUIRE(w.data_fs->write("/elsewhere/keep", "x"));
+  w.scheduler.step(now);  // READY
+  w.scheduler.step(now);  // 00:00 submitted: its leftover is removed first
+  CHECK_FALSE(w.data_fs->exists("/out/20150913/00/part-0").value());
+  CHECK(w.data_fs->exists("/elsewhere/keep").value());
+
+  // The job writes its output and succeeds: celos writes the done flag, then SUCCESS.
+  REQUIRE(w.data_fs->write("/out/20150913/00/part-0", "whole"));
+  service->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(now);
+  CHECK(w.state("job", kStart).status == SlotStatus::kSuccess);
+  CHECK(w.data_fs->exists("/out/20150913/00/_SUCCESS").value());
+
+  // 01:00 runs, writes half its output and fails: the output is removed.
+  w.scheduler.step(now);
+  REQUIRE(w.state("job", kStart + hours(1)).status == SlotStatus::kRunning);
+  REQUIRE(w.data_fs->write("/out/20150913/01/part-0", "half"));
+  service->set_status("job-2", ExternalStatus::kFailure);
+  w.scheduler.step(now);
+  CHECK(w.state("job", kStart + hours(1)).status == SlotStatus::kFailure);
+  CHECK_FALSE(w.data_fs->exists("/out/20150913/01").value());
+
+  // Rerunning the SUCCESS slot removes its done flag first.
+  REQUIRE(w.scheduler.rerun("job", kStart, now));
+  CHECK_FALSE(w.data_fs->exists("/out/20150913/00/_SUCCESS").value());
+  CHECK(w.data_fs->exists("/out/20150913/00/part-0").value());
+}
+
+TEST_CASE("a done flag that cannot be written keeps the slot RUNNING") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("out", "/out/${year}${month}${day}/${hour}");
+  w.add("job", service, make_always_trigger()).outputs = {{"out"}};
+  w.link();
+  const Time now = kStart + hours(1) + minutes(1);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  service->set_status("job-1", ExternalStatus::kSuccess);
+  w.data_fs->set_down(true);
+  auto report = w.scheduler.step(now);
+  CHECK_FALSE(report.errors.empty());
+  CHECK(w.state("job", kStart).status == SlotStatus::kRunning);
+  w.data_fs->set_down(false);
+  w.scheduler.step(now);
+  CHECK(w.state("job", kStart).status == SlotStatus::kSuccess);
+}
+
+TEST_CASE("killing a slot that never ran removes nothing; killing a running one removes its "
+          "incomplete output") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("out", "/out/${year}${month}${day}/${hour}");
+  w.add("job", service, make_always_trigger()).outputs = {{"out"}};
+  w.link();
+  REQUIRE(w.data_fs->write("/out/20150913/01/part-0", "someone else's"));
+  REQUIRE(w.scheduler.kill("job", kStart + hours(1)));
+  CHECK(w.data_fs->exists("/out/20150913/01/part-0").value());
+
+  const Time now = kStart + hours(1) + minutes(1);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  REQUIRE(w.data_fs->write("/out/20150913/00/part-0", "half"));
+  REQUIRE(w.scheduler.kill("job", kStart));
+  CHECK_FALSE(w.data_fs->exists("/out/20150913/00").value());
+}
+
+TEST_CASE("atomicOutputs false leaves outputs alone") {
+  World w;
+  auto service = std::make_shared<CommandLikeService>();
+  w.dataset("out", "/out/${year}${month}${day}/${hour}");
+  Workflow& wf = w.add("job", service, make_always_trigger());
+  wf.outputs = {{"out"}};
+  wf.atomic_outputs = false;
+  w.link();
+  const Time now = kStart + hours(1) + minutes(1);
+  REQUIRE(w.data_fs->write("/out/20150913/00/part-0", "mine"));
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  service->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(now);
+  CHECK(w.data_fs->exists("/out/20150913/00/part-0").value());
+  CHECK_FALSE(w.data_fs->exists("/out/20150913/00/_SUCCESS").value());
+}
