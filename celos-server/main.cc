@@ -152,10 +152,6 @@ int main(int argc, char** argv) try {
   }
   // SIGHUP also re-reads the tokens file (SPEC §16); serving and the running step go on.
   if (tokens) reload_hooks.add("tokens file", [&tokens] { return tokens->reload(); });
-    });
-  };
-  on_hangup();
-
   on_hangup(hangups, reload_hooks);
   signals.async_wait([&hangups](const boost::system::error_code&, int signal) {
     spdlog::info("signal {} received: finishing the running step and stopping", signal);

@@ -80,10 +80,11 @@ class CelosServer:
                 raise AssertionError("celos-server exited with %d: %s"
                                      % (self.process.returncode, self.stderr_text()))
             try:
-                return self.get("/version", timeout=2).status == 200
+                # Never needs a token, and answers while the workflows load.
+                return self.get("/health/live", timeout=2).status == 200
             except OSError:
                 return False
-        poll(up, "celos-server to answer /version")
+        poll(up, "celos-server to answer /health/live")
 
     def stderr_text(self):
         with open(self.stderr_path) as f:
