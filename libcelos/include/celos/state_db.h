@@ -69,11 +69,12 @@ class StateDatabase {
   // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
   // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
   // File backend: <db>/datasets/<dataset>/<yyyy-mm-dd>/<HH:MM:SS.sssZ> {"announced": "<now>"}.
+  // A backend without announcements (the default) refuses them and lists none.
   [[nodiscard]] virtual Result<void> announce_instance(std::string_view dataset, Time time,
-                                                       Time now) = 0;
+                                                       Time now);
   // The announced instances of `dataset` with start <= time < end, ascending.
   [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(std::string_view dataset,
-                                                                      Time start, Time end) = 0;
+                                                                      Time start, Time end);
   // Whether the backend can be used right now (/health/ready): a PostgreSQL database that cannot
   // be reached answers an error naming its host, port and database. The file backend: always ok.
   [[nodiscard]] virtual Result<void> check() { return {}; }

@@ -1,5 +1,7 @@
 #include "celos/dataset.h"
 
+#include "celos/state_db.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -25,6 +27,17 @@ Result<std::vector<SlotState>> TriggerContext::stored_slots(const std::string& w
 Result<bool> TriggerContext::instance_announced(const std::string&, Time) { return false; }
 
 Result<std::vector<Time>> TriggerContext::announced_instances(const std::string&, Time, Time) {
+  return std::vector<Time>{};
+}
+
+// ---- StateDatabase defaults: backends that do not store announcements yet ---------------
+
+Result<void> StateDatabase::announce_instance(std::string_view dataset, Time, Time) {
+  return fail(fmt::format("this state database cannot store announcements of dataset \"{}\"",
+                          dataset));
+}
+
+Result<std::vector<Time>> StateDatabase::announced_instances(std::string_view, Time, Time) {
   return std::vector<Time>{};
 }
 
