@@ -76,7 +76,8 @@ now=$(date -u +%s)
 first_hour=$(( now / 3600 * 3600 - (hours - 1) * 3600 ))
 start_time=$(date -u -d "@$first_hour" +%Y-%m-%dT%H:%MZ)
 
-sample=$source_dir/samples/quickstart/local
+# CELOS_QUICKSTART_SAMPLE: another sample of the same story (samples/quickstart/slurm/run.sh).
+sample=${CELOS_QUICKSTART_SAMPLE:-$source_dir/samples/quickstart/local}
 cp "$sample"/workflows/*.js "$home/workflows/"
 sed -e "s|@CELOS_HOME@|$home|g" -e "s|@START_TIME@|$start_time|g" \
   "$sample/defaults/quickstart.js" > "$home/defaults/quickstart.js.tmp"
@@ -146,7 +147,7 @@ wait_for "http://127.0.0.1:$ui_port/ui" "$ui_pid" celos-ui "$home/logs/celos-ui.
 
 cat <<EOF
 
-  celos is running the wordcount sample (samples/quickstart/local), no Hadoop needed.
+  celos is running the wordcount sample ($sample), no Hadoop needed.
 
   UI          http://127.0.0.1:$ui_port/ui
   API         http://127.0.0.1:$port/workflow-list

@@ -116,6 +116,8 @@ class Api {
 
 // The §6 routes (api_handlers.cc), registered by Api's constructor.
 void register_core_routes(RouteTable& table, const Api& api);
+// The dataset routes of SPEC §14 (datasets_api.cc), registered by Api's constructor.
+void register_dataset_routes(RouteTable& table, const Api& api);
 // /health/*, /metrics, /api/v1/maintenance and /api/v1/audit (ops_api.cc).
 void register_ops_routes(RouteTable& table, const Api& api);
 // /api/v1/openapi.json, /api/v1/docs and its assets (openapi.cc).

@@ -19,7 +19,8 @@
 // nobody knows any more and that left no exit record is a failure with a message. A held job
 // (PENDING, reason JobHeldUser) is ExternalStatus::kSubmitted.
 //
-// kill(): `scancel`. Every command is bounded by `timeout`. A refused sbatch is an Error with
+// kill(): `scancel`. Every command is bounded by `timeout`; after one timed out or found the
+// controller unreachable, commands to that controller fail at once for `outage_pause`. A refused sbatch is an Error with
 // ErrorCode::kInvalid and Slurm's message; a controller that cannot be reached, or a timeout,
 // is ErrorCode::kFailed.
 #pragma once
@@ -47,6 +48,10 @@ struct SlurmServiceOptions {
   std::string jobs_dir;                    // where job directories live (`--jobs-dir`)
   std::string slurm_bin;                   // directory of sbatch & co; empty = found in PATH
   std::chrono::milliseconds timeout{30000};  // bound of every Slurm command (`--io-timeout`)
+  // After a command timed out or could not reach the controller, further commands to the same
+  // controller (same slurm_bin, SLURM_CONF and jobs_dir) fail at once for this long (SPEC §16:
+  // an endpoint's remaining calls in the step fail at once).
+  std::chrono::milliseconds outage_pause{10000};
 };
 
 // The Slurm service runs its commands with `runner`.

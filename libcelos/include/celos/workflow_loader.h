@@ -21,6 +21,11 @@ struct WorkflowLoaderOptions {
   // Bounds for one file's evaluation (runaway files are that file's error).
   std::chrono::milliseconds max_eval_time{5000};
   std::size_t max_heap_bytes = 64 * 1024 * 1024;
+  // Bounds for all files together: the time one load() spends evaluating files, and the memory
+  // of the heaps kept alive (properties functions). A file beyond either bound gets a load
+  // error naming the bound and is tried again at the next load.
+  std::chrono::milliseconds max_total_eval_time{60000};
+  std::size_t max_total_heap_bytes = std::size_t{512} * 1024 * 1024;
   // For oozieExternalService; may be null (then submitting to Oozie is an error).
   std::shared_ptr<HttpClient> http;
   // `user.name` sent to Oozie, if not empty.

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -42,6 +44,42 @@ Result<void> write_script(const std::string& path, const std::string& text) {
   return {};
 }
 
+// Controllers that did not answer lately, shared by the services that talk to one (same
+// commands, same SLURM_CONF, same jobs directory): SPEC §16 wants the remaining calls to an
+// endpoint that timed out or refused connections to fail at once instead of waiting again.
+class Outages {
+ public:
+  std::optional<std::string> down(const std::string& endpoint) {
+    std::lock_guard lock(mutex_);
+    auto found = down_.find(endpoint);
+    if (found == down_.end() || std::chrono::steady_clock::now() >= found->second.until) {
+      return std::nullopt;
+    }
+    return found->second.why;
+  }
+  void trip(const std::string& endpoint, std::string why, std::chrono::milliseconds pause) {
+    std::lock_guard lock(mutex_);
+    down_[endpoint] = {std::chrono::steady_clock::now() + pause, std::move(why)};
+  }
+  void clear(const std::string& endpoint) {
+    std::lock_guard lock(mutex_);
+    down_.erase(endpoint);
+  }
+
+ private:
+  struct Down {
+    std::chrono::steady_clock::time_point until;
+    std::string why;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Down> down_;
+};
+
+Outages& outages() {
+  static Outages instance;
+  return instance;
+}
+
 std::string join_ids(const std::vector<ExternalService::Job>& jobs) {
   std::string ids;
   for (const auto& job : jobs) ids += (ids.empty() ? "" : ",") + job.external_id;
@@ -51,7 +89,10 @@ std::string join_ids(const std::vector<ExternalService::Job>& jobs) {
 class SlurmService : public ExternalService {
  public:
   SlurmService(SlurmServiceOptions options, ProcessRunnerPtr runner)
-      : options_(std::move(options)), runner_(std::move(runner)) {}
+      : options_(std::move(options)), runner_(std::move(runner)) {
+    const char* conf = std::getenv("SLURM_CONF");
+    endpoint_ = fmt::format("{}|{}|{}", options_.slurm_bin, conf ? conf : "", options_.jobs_dir);
+  }
 
   Result<std::string> submit(const SlotId& slot) override {
     const std::string slot_dir = slurm_slot_dir(options_.jobs_dir, slot);
@@ -61,7 +102,7 @@ class SlurmService : public ExternalService {
     ProcessRequest request = command("sbatch", slurm::sbatch_args(options_, slot, slot_dir));
     request.env = slurm::job_environment(slot, options_.env);
     request.input = slurm::wrapper_script(slot_dir, options_.cwd.empty());
-    auto answer = runner_->run(request);
+    auto answer = run(request);
     if (!answer) return fail("sbatch: " + answer.error().message);
     if (answer->exit_code != 0) {
       const std::string why = slurm::one_line(answer->err);
@@ -90,10 +131,16 @@ class SlurmService : public ExternalService {
   std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override;
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override;
   bool batches_status() const override { return true; }
+  // One `scontrol release` for all jobs of a step (the base class gains this with the
+  // concurrent step; no `override` until then).
+  bool batches_start() const { return true; }  // NOLINT(modernize-use-override)
+  // Services with the same endpoint (commands, SLURM_CONF, jobs directory) can answer for each
+  // other's jobs, so the step may batch them together.
+  std::string endpoint() const { return "slurm " + endpoint_; }  // NOLINT(modernize-use-override)
 
   Result<void> kill(const SlotId&, const std::string& external_id) override {
     if (!slurm::is_job_id(external_id)) return invalid_id(external_id);
-    auto answer = runner_->run(command("scancel", {external_id}));
+    auto answer = run(command("scancel", {external_id}));
     if (!answer) return fail("scancel: " + answer.error().message);
     if (answer->exit_code == 0 || slurm::invalid_job_id(answer->err) ||
         answer->err.find("already completed") != std::string::npos) {
@@ -119,6 +166,23 @@ class SlurmService : public ExternalService {
     for (auto& arg : args) request.argv.push_back(std::move(arg));
     request.timeout = options_.timeout;
     return request;
+  }
+
+  // Runs a Slurm command, unless the controller did not answer a moment ago (then fails at once).
+  Result<ProcessOutput> run(const ProcessRequest& request) {
+    if (auto why = outages().down(endpoint_)) {
+      return fail(fmt::format("not asked: the Slurm controller did not answer a moment ago ({})",
+                              *why));
+    }
+    auto answer = runner_->run(request);
+    if (!answer) {
+      outages().trip(endpoint_, answer.error().message, options_.outage_pause);
+    } else if (answer->exit_code != 0 && slurm::controller_unreachable(answer->err)) {
+      outages().trip(endpoint_, slurm::one_line(answer->err), options_.outage_pause);
+    } else {
+      outages().clear(endpoint_);
+    }
+    return answer;
   }
 
   static tl::unexpected<Error> invalid_id(const std::string& id) {
@@ -149,13 +213,15 @@ class SlurmService : public ExternalService {
   }
 
   ExternalStatus from_queue(const Job& job, const QueueEntry& entry) const;
-  ExternalStatus left_queue(const Job& job, const std::map<std::string, QueueEntry>& accounted,
-                            bool accounting_answered) const;
-  Result<std::map<std::string, QueueEntry>> squeue(const std::vector<Job>& jobs) const;
+  static ExternalStatus from_exit(const Job& job, int exit);
+  ExternalStatus forgotten(const Job& job, const std::map<std::string, QueueEntry>& accounted,
+                           bool accounting_answered) const;
+  Result<std::map<std::string, QueueEntry>> squeue(const std::vector<Job>& jobs);
   std::optional<std::map<std::string, QueueEntry>> sacct(const std::vector<Job>& jobs);
 
   SlurmServiceOptions options_;
   ProcessRunnerPtr runner_;
+  std::string endpoint_;
   std::atomic<bool> accounting_disabled_{false};
 };
 
@@ -167,7 +233,7 @@ std::map<std::string, Result<void>> SlurmService::start_many(const std::vector<J
     else results[job.external_id] = invalid_id(job.external_id);
   }
   if (valid.empty()) return results;
-  auto answer = runner_->run(command("scontrol", {"release", join_ids(valid)}));
+  auto answer = run(command("scontrol", {"release", join_ids(valid)}));
   const bool outage = !answer || (answer->exit_code != 0 &&
                                   slurm::controller_unreachable(answer->err));
   const std::string why = !answer ? answer.error().message : slurm::one_line(answer->err);
@@ -189,8 +255,8 @@ std::map<std::string, Result<void>> SlurmService::start_many(const std::vector<J
   return results;
 }
 
-Result<std::map<std::string, QueueEntry>> SlurmService::squeue(const std::vector<Job>& jobs) const {
-  auto answer = runner_->run(command(
+Result<std::map<std::string, QueueEntry>> SlurmService::squeue(const std::vector<Job>& jobs) {
+  auto answer = run(command(
       "squeue", {"--noheader", "--states=all", "--jobs=" + join_ids(jobs), "--format=%i|%T|%r"}));
   if (!answer) return fail("squeue: " + answer.error().message);
   if (answer->exit_code == 0) return slurm::parse_queue(answer->out);
@@ -204,7 +270,7 @@ Result<std::map<std::string, QueueEntry>> SlurmService::squeue(const std::vector
 // One sacct for the jobs that left the queue; nullopt when accounting cannot answer.
 std::optional<std::map<std::string, QueueEntry>> SlurmService::sacct(const std::vector<Job>& jobs) {
   if (jobs.empty() || accounting_disabled_) return std::nullopt;
-  auto answer = runner_->run(command("sacct", {"--noheader", "--parsable2", "--allocations",
+  auto answer = run(command("sacct", {"--noheader", "--parsable2", "--allocations",
                                                "--jobs=" + join_ids(jobs),
                                                "--format=JobID,State"}));
   if (!answer) return std::nullopt;
@@ -229,14 +295,16 @@ ExternalStatus SlurmService::from_queue(const Job& job, const QueueEntry& entry)
   return ExternalStatus(JobState::kFailure, message);
 }
 
-ExternalStatus SlurmService::left_queue(const Job& job,
-                                        const std::map<std::string, QueueEntry>& accounted,
-                                        bool accounting_answered) const {
-  if (auto exit = recorded_exit(job)) {
-    if (*exit == 0) return ExternalStatus::kSuccess;
-    return ExternalStatus(JobState::kFailure,
-                          fmt::format("Slurm job {} exited with status {}", job.external_id, *exit));
-  }
+ExternalStatus SlurmService::from_exit(const Job& job, int exit) {
+  if (exit == 0) return ExternalStatus::kSuccess;
+  return ExternalStatus(JobState::kFailure,
+                        fmt::format("Slurm job {} exited with status {}", job.external_id, exit));
+}
+
+// A job that left the queue without an exit record: accounting knows it, or nobody does.
+ExternalStatus SlurmService::forgotten(const Job& job,
+                                       const std::map<std::string, QueueEntry>& accounted,
+                                       bool accounting_answered) const {
   if (auto found = accounted.find(job.external_id); found != accounted.end()) {
     return from_queue(job, found->second);
   }
@@ -265,16 +333,17 @@ std::map<std::string, Result<ExternalStatus>> SlurmService::status_many(
   for (const auto& job : valid) {
     if (auto found = queue->find(job.external_id); found != queue->end()) {
       results[job.external_id] = from_queue(job, found->second);
-    } else if (!recorded_exit(job)) {
+    } else if (auto exit = recorded_exit(job)) {
+      results[job.external_id] = from_exit(job, *exit);
+    } else {
       gone.push_back(job);
     }
   }
   const auto accounted = sacct(gone);
-  for (const auto& job : valid) {
-    if (results.contains(job.external_id)) continue;
+  for (const auto& job : gone) {
     results[job.external_id] =
-        left_queue(job, accounted.value_or(std::map<std::string, QueueEntry>{}),
-                   accounted.has_value());
+        forgotten(job, accounted.value_or(std::map<std::string, QueueEntry>{}),
+                  accounted.has_value());
   }
   return results;
 }

@@ -211,6 +211,32 @@ TEST_CASE("squeue failing (controller down, timeout) is every job's error: slots
   CHECK(f.runner->count("sacct") == 0);
 }
 
+TEST_CASE("after the controller did not answer, calls to it fail at once for a while") {
+  Fixture f([](SlurmServiceOptions& o) { o.outage_pause = std::chrono::hours(1); });
+  f.runner->answer("sbatch", 1, "", data("sbatch_controller_down.err"));
+  REQUIRE_FALSE(f.service->submit(kSlot));
+  const auto statuses = f.service->status_many({{kSlot, "1"}});
+  REQUIRE_FALSE(statuses.at("1"));
+  CHECK(statuses.at("1").error().code == ErrorCode::kFailed);
+  CHECK_THAT(statuses.at("1").error().message,
+             Catch::Contains("not asked: the Slurm controller did not answer a moment ago "
+                             "(Batch job submission failed: Unable to contact slurm controller"));
+  CHECK(f.runner->count() == 1);  // no squeue was started
+  // Another controller (here: another jobs directory) is asked as usual.
+  Fixture other;
+  other.runner->answer("squeue", 0, data("squeue_running.txt"));
+  CHECK(other.service->status(kSlot, "7").value() == JobState::kRunning);
+}
+
+TEST_CASE("a controller that answers again is asked again") {
+  Fixture f([](SlurmServiceOptions& o) { o.outage_pause = std::chrono::milliseconds(0); });
+  f.runner->answer_error("squeue", "squeue did not answer within 1.234 s");
+  f.runner->answer("squeue", 0, data("squeue_running.txt"));
+  CHECK_FALSE(f.service->status(kSlot, "7"));
+  CHECK(f.service->status(kSlot, "7").value() == JobState::kRunning);
+  CHECK(f.runner->count("squeue") == 2);
+}
+
 TEST_CASE("kill runs scancel; an ended or forgotten job is not an error") {
   Fixture f;
   f.runner->answer("scancel", 0, "");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "celos/workflow.h"
 
 namespace celos::js {
+
+class JsHeap;
 
 // What evaluating a file needs from the loader's options.
 struct EvalSettings {
@@ -29,6 +32,9 @@ struct EvalSettings {
   std::string slurm_bin;
   std::chrono::milliseconds io_timeout{30000};
   std::shared_ptr<ProcessRunner> process_runner;
+  // The loader's share of its total time budget left for this file's evaluation, when smaller
+  // than max_eval_time (properties functions keep max_eval_time).
+  std::optional<std::chrono::milliseconds> load_time_limit{};
 };
 
 struct FileEvaluation {
@@ -39,6 +45,9 @@ struct FileEvaluation {
   std::vector<LoadError> errors;
   // The defaults names the file imported (also those that failed), for hot reload.
   std::vector<std::string> imported_defaults;
+  // The file's heap while something (a properties function) keeps it alive: its memory counts
+  // against the loader's total.
+  std::weak_ptr<JsHeap> heap{};
   // celos.dataset declarations (also those made in imported defaults files), in order.
   std::vector<DatasetDeclaration> datasets;
 };

@@ -34,6 +34,11 @@ struct ErrorFacts {
   int line = 0;           // the error's lineNumber
 };
 
+std::chrono::milliseconds eval_time(const EvalSettings& settings) {
+  return settings.load_time_limit ? std::min(*settings.load_time_limit, settings.max_eval_time)
+                                  : settings.max_eval_time;
+}
+
 // Runs under duk_safe_call, so that reading the error's properties cannot be fatal.
 duk_ret_t read_error(duk_context* ctx, void* udata) {
   auto& facts = *static_cast<ErrorFacts*>(udata);
@@ -64,10 +69,10 @@ LoadError describe_failure(JsHeap& heap, const FileScope& scope, const EvalSetti
   if (heap.timed_out() && heap.refused_allocation()) {
     error.message = fmt::format(
         "evaluation needs more than {} bytes of memory and did not finish within {} ms: {}",
-        settings.max_heap_bytes, settings.max_eval_time.count(), facts.text);
+        settings.max_heap_bytes, eval_time(settings).count(), facts.text);
   } else if (heap.timed_out()) {
     error.message = fmt::format("evaluation did not finish within {} ms (endless loop?): {}",
-                                settings.max_eval_time.count(), facts.text);
+                                eval_time(settings).count(), facts.text);
   } else if (heap.refused_allocation()) {
     error.message = fmt::format("evaluation needs more than {} bytes of memory: {}",
                                 settings.max_heap_bytes, facts.text);
@@ -101,7 +106,7 @@ FileEvaluation evaluate_workflow_file(const EvalSettings& settings, const std::s
 
   try {
     EvalJob job{scope.get(), &source};
-    heap->arm(settings.max_eval_time);
+    heap->arm(eval_time(settings));
     const duk_int_t rc = duk_safe_call(heap->context(), run_file, &job, 0, 1);
     if (rc != DUK_EXEC_SUCCESS) result.errors.push_back(describe_failure(*heap, *scope, settings));
     duk_pop(heap->context());
@@ -119,6 +124,7 @@ FileEvaluation evaluate_workflow_file(const EvalSettings& settings, const std::s
   result.workflows = std::move(scope->workflows);
   result.lines = std::move(scope->lines);
   result.imported_defaults = std::move(scope->imported_defaults);
+  result.heap = heap;
   result.datasets = std::move(scope->datasets);
   scope->workflows.clear();
   scope->objects.clear();

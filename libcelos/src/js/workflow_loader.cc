@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "js/js_api.h"
+#include "js/js_heap.h"
 
 namespace celos {
 namespace {
@@ -72,6 +74,8 @@ class JsWorkflowSource : public WorkflowSource {
     settings_.io_timeout = options.io_timeout;
     settings_.process_runner = std::move(options.process_runner);
     workflows_dir_ = std::move(options.workflows_dir);
+    max_total_eval_time_ = options.max_total_eval_time;
+    max_total_heap_bytes_ = options.max_total_heap_bytes;
   }
 
   WorkflowConfigPtr load() override {
@@ -82,6 +86,9 @@ class JsWorkflowSource : public WorkflowSource {
 
     std::map<std::string, Stamp> defaults_stamps;  // each defaults file stat'ed once per load
     std::map<std::string, CachedFile> next;
+    const auto started = std::chrono::steady_clock::now();
+    if (!over_budget_.empty()) changed = true;  // the last load's budget errors may go
+    over_budget_.clear();
     for (const std::string& name : names) {
       const Stamp stamp = stamp_of(workflows_dir_ + "/" + name);
       if (!stamp.exists) continue;  // removed since the listing
@@ -92,9 +99,18 @@ class JsWorkflowSource : public WorkflowSource {
         continue;
       }
       changed = true;
-      next.emplace(name, evaluate(name, stamp));
+      if (cached != cache_.end()) cached->second = CachedFile{};  // its heap no longer counts
+      auto settings = budgeted_settings(started, next);
+      if (!settings) {
+        LoadError error{name, 0, settings.error().message};
+        log_error(error);
+        over_budget_.push_back(std::move(error));  // not cached: tried again at the next load
+        continue;
+      }
+      next.emplace(name, evaluate(name, stamp, *settings));
     }
     cache_ = std::move(next);
+    if (!over_budget_.empty()) changed = true;
     if (!changed && config_) return config_;
     config_ = assemble();
     return config_;
@@ -139,7 +155,39 @@ class JsWorkflowSource : public WorkflowSource {
     return true;
   }
 
-  CachedFile evaluate(const std::string& name, const Stamp& stamp) {
+  // The file's share of the totals (SPEC §15): the time left of this load's budget and the
+  // memory the kept heaps leave; an error when nothing is left.
+  Result<js::EvalSettings> budgeted_settings(std::chrono::steady_clock::time_point started,
+                                             const std::map<std::string, CachedFile>& next) const {
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    if (spent >= max_total_eval_time_) {
+      return tl::unexpected(Error{fmt::format(
+          "not evaluated: loading the workflow files used up the total time budget of {} ms; "
+          "it is tried again at the next load",
+          max_total_eval_time_.count())});
+    }
+    std::size_t kept = 0;
+    for (const auto* files : {&cache_, &next}) {
+      for (const auto& [other, file] : *files) {
+        if (auto heap = file.evaluation.heap.lock()) kept += heap->bytes_in_use();
+      }
+    }
+    constexpr std::size_t kMinimumHeap = 1024 * 1024;
+    if (kept + kMinimumHeap > max_total_heap_bytes_) {
+      return tl::unexpected(Error{fmt::format(
+          "not evaluated: the other workflow files' heaps use {} of the {} bytes allowed for "
+          "all files together; it is tried again at the next load",
+          kept, max_total_heap_bytes_)});
+    }
+    js::EvalSettings settings = settings_;
+    settings.max_heap_bytes = std::min(settings.max_heap_bytes, max_total_heap_bytes_ - kept);
+    settings.load_time_limit = max_total_eval_time_ - spent;
+    return settings;
+  }
+
+  CachedFile evaluate(const std::string& name, const Stamp& stamp,
+                      const js::EvalSettings& settings) {
     CachedFile file;
     file.stamp = stamp;
     std::ifstream in(workflows_dir_ + "/" + name, std::ios::binary);
@@ -148,7 +196,7 @@ class JsWorkflowSource : public WorkflowSource {
     } else {
       std::ostringstream text;
       text << in.rdbuf();
-      file.evaluation = js::evaluate_workflow_file(settings_, name, text.str());
+      file.evaluation = js::evaluate_workflow_file(settings, name, text.str());
     }
     for (const std::string& imported : file.evaluation.imported_defaults) {
       file.imports.emplace_back(imported,
@@ -164,6 +212,7 @@ class JsWorkflowSource : public WorkflowSource {
       config->errors.push_back(LoadError{workflows_dir_, 0, listing_error_});
       spdlog::error("{}", listing_error_);
     }
+    config->errors.insert(config->errors.end(), over_budget_.begin(), over_budget_.end());
     std::vector<DatasetDeclaration> datasets;
     for (const auto& [name, file] : cache_) {
       const js::FileEvaluation& evaluation = file.evaluation;
@@ -190,6 +239,9 @@ class JsWorkflowSource : public WorkflowSource {
 
   js::EvalSettings settings_;
   std::string workflows_dir_;
+  std::chrono::milliseconds max_total_eval_time_{};
+  std::size_t max_total_heap_bytes_ = 0;
+  std::vector<LoadError> over_budget_;  // of the last load()
   std::map<std::string, CachedFile> cache_;
   std::string listing_error_;
   WorkflowConfigPtr config_;

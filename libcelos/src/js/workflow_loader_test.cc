@@ -364,3 +364,60 @@ TEST_CASE("a properties function that fails or runs away fails the submit, not t
 
 }  // namespace
 }  // namespace celos
+
+namespace celos {
+namespace {
+
+std::string oozie_workflow(const std::string& id, const std::string& prelude) {
+  return prelude +
+         "celos.defineWorkflow({id: '" + id + "', schedule: celos.hourlySchedule(), "
+         "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
+         "externalService: celos.oozieExternalService(function (slot) { return {n: big.length}; },"
+         " 'http://oozie'), startTime: '2015-01-01T00:00Z'});\n";
+}
+
+TEST_CASE("loading all files is bounded in time: files past the total budget wait for the next load") {
+  TempDir dir;
+  write_text_file(dir / "a.js", "while (true) {}\n");
+  write_text_file(dir / "b.js", oozie_workflow("b", "var big = [];\n"));
+  write_text_file(dir / "c.js", oozie_workflow("c", "var big = [];\n"));
+  auto options = options_for(dir.path());
+  options.max_eval_time = std::chrono::milliseconds(5000);
+  options.max_total_eval_time = std::chrono::milliseconds(300);
+  auto source = make_js_workflow_source(options);
+  auto first = source->load();
+  REQUIRE(error_in(*first, "a.js"));
+  CHECK_THAT(error_in(*first, "a.js")->message, Catch::Contains("300 ms"));
+  for (const char* file : {"b.js", "c.js"}) {
+    REQUIRE(error_in(*first, file));
+    CHECK_THAT(error_in(*first, file)->message, Catch::Contains("total time budget of 300 ms"));
+  }
+  CHECK(first->workflows.empty());
+  // a.js is not evaluated again (unchanged): the others get their turn.
+  auto second = source->load();
+  CHECK(ids_of(*second) == std::set<std::string>{"b", "c"});
+  CHECK(error_in(*second, "b.js") == nullptr);
+  CHECK(error_in(*second, "a.js") != nullptr);
+}
+
+TEST_CASE("loading all files is bounded in memory across the heaps that stay alive") {
+  TempDir dir;
+  // A 2 MiB string kept alive by the properties function of each file (between 5 and 6 MiB at
+  // the peak of its making): the first file fits in 6.5 MiB, the second no longer does.
+  const std::string prelude =
+      "var big = 'x'; while (big.length < 2000000) big = big + big;\n";
+  write_text_file(dir / "a.js", oozie_workflow("a", prelude));
+  write_text_file(dir / "b.js", oozie_workflow("b", prelude));
+  auto options = options_for(dir.path());
+  options.max_eval_time = std::chrono::milliseconds(5000);
+  options.http = std::make_shared<testing::FakeHttpClient>();  // so the service keeps the heap
+  options.max_heap_bytes = 16 * 1024 * 1024;
+  options.max_total_heap_bytes = 26 * 256 * 1024;
+  auto config = make_js_workflow_source(options)->load();
+  CHECK(ids_of(*config) == std::set<std::string>{"a"});
+  REQUIRE(error_in(*config, "b.js"));
+  CHECK_THAT(error_in(*config, "b.js")->message, Catch::Contains("bytes"));
+}
+
+}  // namespace
+}  // namespace celos

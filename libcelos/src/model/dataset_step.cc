@@ -113,6 +113,11 @@ std::string join_paths(const Dataset& ds, const std::vector<Time>& times) {
 
 }  // namespace
 
+std::unique_ptr<TriggerContext> make_dataset_read_context(Time now, StateDatabase& db,
+                                                          FileSystemResolver& file_systems) {
+  return std::make_unique<FreshContext>(now, db, file_systems);
+}
+
 Time output_instance(const DatasetUse& out, Time slot) {
   return slot + std::chrono::seconds(out.offset);
 }

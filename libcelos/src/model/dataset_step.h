@@ -16,6 +16,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,11 @@ class DatasetStep {
   FileSystemResolver& file_systems_;
   Time now_;
 };
+
+// An uncached TriggerContext over the state database and file systems, for the API's dataset
+// reads (instances, lineage) at `now`.
+std::unique_ptr<TriggerContext> make_dataset_read_context(Time now, StateDatabase& db,
+                                                          FileSystemResolver& file_systems);
 
 // The instance of `out` written by slot `slot` of its producer.
 Time output_instance(const DatasetUse& out, Time slot);

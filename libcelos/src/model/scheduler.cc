@@ -121,6 +121,17 @@ class WorkflowStep {
     }
   }
 
+  // Recorded RUNNING but not started (a crash between the record and the start): started now;
+  // the service makes a second start of one attempt do nothing (SPEC §16).
+  void start_recorded(const SlotState& slot) {
+    spdlog::info("{}: slot {} was recorded RUNNING but never started: starting {}", wf_.id,
+                 format_time(slot.id.time), *slot.external_id);
+    if (auto started = wf_.service->start(slot.id, *slot.external_id); !started) {
+      error(fmt::format("starting slot {} ({}) failed: {}", format_time(slot.id.time),
+                        *slot.external_id, started.error().message));
+    }
+  }
+
   // Phase 3: advance every slot loaded in phase 1; returns the changes to write.
   std::vector<SlotState> advance_all() {
     std::vector<SlotState> changes;
@@ -241,6 +252,7 @@ class WorkflowStep {
           datasets_.after_failure(wf_, failed);  // datasets: incomplete outputs go
           return failed;
         }
+        if (*status == ExternalStatus::kSubmitted) start_recorded(slot);
         return std::nullopt;
       }
       default:

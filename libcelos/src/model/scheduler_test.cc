@@ -368,3 +368,21 @@ TEST_CASE("submitted slots whose RUNNING record cannot be written are not starte
   CHECK(w.service->started == std::vector<std::string>{"job-3", "job-4"});
   CHECK(w.status("a", kStart) == SlotStatus::kRunning);
 }
+
+TEST_CASE("a RUNNING slot whose job was never started (a crash before the start) is started") {
+  World w;
+  w.add("wf", make_always_trigger());
+  const Time now = kStart + minutes(30);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  REQUIRE(w.service->started == std::vector<std::string>{"job-1"});
+  // As if the server had died between the RUNNING record and the start.
+  w.service->set_status("job-1", ExternalStatus::kSubmitted);
+  w.scheduler.step(now);
+  CHECK(w.status("wf", kStart) == SlotStatus::kRunning);
+  CHECK(w.service->started == std::vector<std::string>{"job-1", "job-1"});
+  CHECK(w.service->submitted.size() == 1);  // the same attempt, not a new one
+  w.service->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(now);
+  CHECK(w.status("wf", kStart) == SlotStatus::kSuccess);
+}

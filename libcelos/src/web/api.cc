@@ -40,6 +40,7 @@ Api::Api(Scheduler& scheduler, ApiOptions options)
   }
   metrics_->set_leader_source([this] { return cluster_role() == "leader"; });
   register_core_routes(routes_, *this);
+  register_dataset_routes(routes_, *this);
   register_ops_routes(routes_, *this);
   register_docs_routes(routes_, *this);
 }

@@ -132,7 +132,9 @@ class Cluster:
         """Starts munged, slurmctld and slurmd; returns when the node takes jobs."""
         self._write_config()
         self.start_munged()
-        self.start_slurmctld(clear=True)
+        # A cluster started again in the same directory keeps its jobs (and so its job ids: a
+        # celos state database may still name them); a new one starts empty.
+        self.start_slurmctld(clear=not os.listdir(self.path("state")))
         self.start_slurmd()
         self.wait_idle(timeout)
 
