@@ -29,6 +29,9 @@ class InstrumentedService final : public ExternalService {
   Result<std::string> submit(const SlotId& slot) override {
     return timed(metrics_, kind_, "submit", [&] { return inner_->submit(slot); });
   }
+  Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
+    return timed(metrics_, kind_, "submit", [&] { return inner_->submit_with(slot, context); });
+  }
   Result<void> start(const SlotId& slot, const std::string& id) override {
     return timed(metrics_, kind_, "start", [&] { return inner_->start(slot, id); });
   }

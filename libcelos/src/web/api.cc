@@ -3,6 +3,7 @@
 #include "celos/api.h"
 
 #include <exception>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -18,10 +19,12 @@ std::string_view trim_slash(std::string_view path) {
 
 HttpServerResponse method_not_allowed(const HttpServerRequest& request,
                                       const RouteTable::Match& match) {
+  std::set<std::string> methods;
+  for (const Route* route : match.on_path) methods.insert(route->method);
   std::string allowed;
-  for (const Route* route : match.on_path) {
+  for (const std::string& method : methods) {
     if (!allowed.empty()) allowed += ", ";
-    allowed += route->method;
+    allowed += method;
   }
   auto response =
       json_error(405, fmt::format("method {} not allowed on {}: use {}", request.method,
