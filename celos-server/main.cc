@@ -15,7 +15,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +28,8 @@
 #include "celos/auth.h"
 #include "celos/host_check.h"
 #include "celos/metrics.h"
+#include "celos/cluster.h"
+#include "celos/cluster_api.h"
 #include "celos/hadoop.h"
 #include "celos/logging.h"
 #include "celos/http_client.h"
@@ -66,6 +71,51 @@ void on_hangup(boost::asio::signal_set& hangups, celos::ReloadHooks& hooks) {
   });
 }
 
+// Node id and advertised URL (SPEC §16): a wildcard --host advertises the machine's host name.
+std::unique_ptr<celos::Cluster> make_cluster(const celos::ServerOptions& opts,
+                                             std::shared_ptr<celos::WriteFence> fence) {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  const std::string hostname = name;
+  const bool wildcard = opts.host == "0.0.0.0" || opts.host == "::" || opts.host == "[::]";
+  celos::ClusterOptions cluster;
+  cluster.name = opts.cluster_name;
+  cluster.node_id = opts.node_id.empty() ? fmt::format("{}:{}", hostname, opts.port) : opts.node_id;
+  cluster.url = !opts.advertise_url.empty()
+                    ? opts.advertise_url
+                    : fmt::format("http://{}:{}", wildcard ? hostname : opts.host, opts.port);
+  while (cluster.url.size() > 1 && cluster.url.back() == '/') cluster.url.pop_back();
+  cluster.lease = std::chrono::seconds(opts.lease_seconds);
+  if (!opts.uses_postgres()) return celos::make_single_node_cluster(std::move(cluster));
+  if (cluster.url.find("://127.") != std::string::npos ||
+      cluster.url.find("://localhost") != std::string::npos ||
+      cluster.url.find("://[::1]") != std::string::npos) {
+    spdlog::warn("advertised URL {} is a loopback address: other cluster nodes on other hosts "
+                 "cannot forward to this one (set --advertise-url)", cluster.url);
+  }
+  spdlog::info("cluster {}: node {} at {}, lease {} s", cluster.name, cluster.node_id,
+               cluster.url, opts.lease_seconds);
+  return celos::make_postgres_cluster(opts.state_db, std::move(cluster), std::move(fence));
+}
+
+// --import-db DIR: copy a file database into --state-db and exit (0 done, 1 corrupt or failed,
+// 2 refused: a non-empty target without --force, bad credentials).
+int import_db(const celos::ServerOptions& opts) {
+  const auto now = std::chrono::time_point_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now());
+  auto report = celos::import_file_database(opts.import_db_dir, opts.state_db, opts.force, now);
+  if (!report) {
+    std::cerr << "celos-server: import of " << opts.import_db_dir
+              << " failed, nothing written: " << report.error().message << "\n";
+    return report.error().code == celos::ErrorCode::kInvalid ? 2 : 1;
+  }
+  std::cout << "imported " << opts.import_db_dir << " into "
+            << celos::describe_postgres_uri(opts.state_db) << ": " << report->slots
+            << " slots, " << report->reruns << " rerun markers, " << report->paused
+            << " pause flags\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -76,6 +126,7 @@ int main(int argc, char** argv) try {
     return 0;
   }
   const celos::ServerOptions& opts = *command_line->options;
+  if (!opts.import_db_dir.empty()) return import_db(opts);
   if (auto ok = celos::prepare_server_directories(opts); !ok) throw StartupError{ok.error().message};
   const std::string& workflows = opts.workflows_dir;
   const std::string& db = opts.db_dir;
@@ -99,9 +150,19 @@ int main(int argc, char** argv) try {
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
   auto http = celos::make_curl_http_client();
-  // Locks the directory (a second server on it exits 1, naming it and the holder's pid).
-  auto opened_db = celos::open_file_state_database(celos::make_local_file_system(), db);
-  if (!opened_db) throw std::runtime_error(opened_db.error().message);
+  // A file database locks its directory (a second server on it exits 1, naming it and the
+  // holder's pid); PostgreSQL migrates its schema and, when unreachable, is retried on use.
+  celos::StateDatabaseOptions db_options;
+  db_options.connect_later = true;
+  auto fence = std::make_shared<celos::WriteFence>();
+  if (opts.uses_postgres()) db_options.fence = fence;  // only the leader writes (SPEC §11)
+  auto opened_db = celos::open_state_database(opts.state_db_uri(), db_options);
+  if (!opened_db) {
+    if (opened_db.error().code == celos::ErrorCode::kInvalid) {
+      throw StartupError{opened_db.error().message};
+    }
+    throw std::runtime_error(opened_db.error().message);
+  }
   auto state_db = std::move(*opened_db);
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
@@ -130,14 +191,21 @@ int main(int argc, char** argv) try {
                    ? celos::default_host_policy(opts.host, "")
                    : *celos::parse_allowed_hosts(opts.allowed_hosts);
   celos::StartupGate startup;
+  auto cluster = make_cluster(opts, fence);
   celos::Api api(scheduler, {.hosts = hosts, .auth = {tokens.get(), opts.auth_reads},
                              .audit = audit.get(), .metrics = &metrics, .db = state_db.get(),
-                             .startup = &startup, .node = celos::node_name(opts.port)});
+                             .startup = &startup,
+                             .cluster_role = [&cluster] {
+                               return std::string(cluster->is_leader() ? "leader" : "standby");
+                             },
+                             .node = cluster->node_id(),
+                             .may_step = [&cluster] { return cluster->is_leader(); }});
+  celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;
   server_options.host = opts.host;
   server_options.port = static_cast<std::uint16_t>(opts.port);
-  auto server = celos::start_async_http_server(server_options, celos::make_api_http_handler(api, worker));
+  auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
   spdlog::info("listening on {}:{}", opts.host, server->port());
   // The port is open first: /health/*, /metrics and /version answer while the files load,
   // everything else waits for the load (SPEC §16).
@@ -163,6 +231,7 @@ int main(int argc, char** argv) try {
   if (stepper) stepper->stop();
   worker.stop();
   server->stop();
+  cluster.reset();  // a leader hands its lease over at once
   spdlog::info("celos-server stopped");
   return 0;
 } catch (const StartupError& e) {

@@ -10,6 +10,11 @@ endfunction()
 function(celos_target_sanitize target)
   if(CELOS_SANITIZE)
     target_compile_options(${target} PRIVATE -fsanitize=${CELOS_SANITIZE} -fno-omit-frame-pointer)
+    if(CELOS_FUZZ)
+      # Coverage for libFuzzer in everything the fuzz targets reach (fuzz/CMakeLists.txt links
+      # the fuzzer's main).
+      target_compile_options(${target} PRIVATE -fsanitize=fuzzer-no-link)
+    endif()
     target_link_options(${target} PRIVATE -fsanitize=${CELOS_SANITIZE})
     if(CELOS_SANITIZE MATCHES "thread")
       # GCC 12 warns that std::atomic_thread_fence (used inside libstdc++ and Boost.Asio) is not

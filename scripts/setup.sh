@@ -10,6 +10,7 @@ packages=(
   catch2 openssh-server openssh-client chromium wrk python3-websocket python3-yaml
   postgresql libpq-dev
   slurm-wlm munge
+  clang libclang-rt-14-dev
 )
 
 missing=()

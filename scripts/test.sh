@@ -1,13 +1,71 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds once, runs the unit tests,
-# then the end-to-end tests (they start the real binaries on 127.0.0.1).
-# Usage: scripts/test.sh [preset]   (default: dev; also asan)
+# then the end-to-end tests (they start the real binaries on 127.0.0.1). Then, as CI does:
+# the unit tests (not the end-to-end ones) under the asan and tsan presets, and every fuzzer of
+# fuzz/ for a bounded time (CELOS_FUZZ_SECONDS each, default 20).
+#
+# Usage: scripts/test.sh          everything (what .ci/run runs)
+#        scripts/test.sh PRESET   only PRESET's build and tests (dev, asan, tsan), or `fuzz`
+# Works without a terminal (CI=true): no colours, no prompts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-preset=${1:-dev}
+what=${1:-all}
 
 scripts/setup.sh
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
-cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j "$(nproc)"
-ctest --preset "$preset" -j "$(nproc)" --timeout 600
+jobs=$(nproc)
+
+full() {  # full PRESET: every target, every test
+  cmake --preset "$1" >/dev/null
+  cmake --build --preset "$1" -j "$jobs"
+  ctest --preset "$1" -j "$jobs" --timeout 600
+}
+
+unit() {  # unit PRESET: only the unit-test binaries (no servers, no benchmarks), their tests
+  cmake --preset "$1" -DCELOS_BUILD_BENCH=OFF >/dev/null
+  local targets
+  targets=$(cmake --build --preset "$1" --target help |
+    sed -n 's/^\(celos_[a-z0-9_]*_test\): phony$/\1/p')
+  [ -n "$targets" ] || { echo "test.sh: no unit-test targets in preset $1" >&2; return 1; }
+  # shellcheck disable=SC2086 # one word per target
+  cmake --build --preset "$1" -j "$jobs" --target $targets
+  ctest --preset "$1" -j "$jobs" --timeout 600 -LE e2e
+}
+
+fuzz() {  # every fuzzer for CELOS_FUZZ_SECONDS on a copy of its seed corpus
+  local seconds=${CELOS_FUZZ_SECONDS:-20}
+  cmake --preset fuzz >/dev/null
+  local targets
+  targets=$(cd fuzz && ls -d fuzz_*/ | tr -d /)
+  # shellcheck disable=SC2086 # one word per target
+  cmake --build --preset fuzz -j "$jobs" --target $targets
+  local work
+  work=$(mktemp -d /tmp/celos-fuzz-XXXXXX)
+  for dir in fuzz/fuzz_*/; do
+    local name
+    name=$(basename "$dir")
+    mkdir -p "$work/$name"
+    cp -r "$dir/corpus/." "$work/$name/"
+    echo "fuzz: $name for ${seconds}s" >&2
+    (cd "$work" && "$OLDPWD/build/fuzz/fuzz/$name" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 "$work/$name" 2>"$work/$name.log") || {
+      tail -n 60 "$work/$name.log" >&2
+      echo "fuzz: $name found a problem (reproducer in $work)" >&2
+      return 1
+    }
+    grep -h "stat::number_of_executed_units" "$work/$name.log" | sed "s/^/fuzz: $name /" >&2
+  done
+  rm -rf "$work"
+}
+
+case "$what" in
+  all)
+    full dev
+    unit asan
+    unit tsan
+    fuzz
+    ;;
+  fuzz) fuzz ;;
+  dev) full dev ;;
+  *) unit "$what" ;;
+esac

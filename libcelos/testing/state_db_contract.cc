@@ -128,6 +128,18 @@ void a_large_batch_is_stored_whole(StateDatabase& db) {
   CHECK(slots->size() == 168);
 }
 
+void announced_instances_are_idempotent_and_ranged(StateDatabase& db) {
+  REQUIRE(db.announce_instance("contract-ds", kDay + hours(2), kDay + hours(3)));
+  REQUIRE(db.announce_instance("contract-ds", kDay + hours(2), kDay + hours(4)));
+  REQUIRE(db.announce_instance("contract-ds", kDay + hours(1), kDay + hours(3)));
+  REQUIRE(db.announce_instance("contract-ds", kDay + hours(30), kDay + hours(31)));
+  REQUIRE(db.announce_instance("contract-ds-other", kDay + hours(1), kDay + hours(3)));
+  auto found = db.announced_instances("contract-ds", kDay + hours(1), kDay + hours(30));
+  REQUIRE(found);
+  CHECK(*found == std::vector<Time>{kDay + hours(1), kDay + hours(2)});
+  CHECK(db.announced_instances("contract-ds", kDay, kDay)->empty());
+}
+
 void maintenance_is_off_until_set_and_round_trips(StateDatabase& db) {
   auto initial = db.maintenance();
   REQUIRE(initial);
@@ -155,6 +167,7 @@ void check_state_database_contract(StateDatabase& db) {
   rerun_markers_expire_only_for_final_slots(db);
   pause_flags_are_set_and_cleared_idempotently(db);
   a_large_batch_is_stored_whole(db);
+  announced_instances_are_idempotent_and_ranged(db);
   maintenance_is_off_until_set_and_round_trips(db);
 }
 

@@ -16,8 +16,11 @@ import urllib.parse
 from fake_process import FakeServer, request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from e2e_util import free_port  # noqa: E402 (test/e2e_util.py)
+import pg_util  # noqa: E402 (test/pg_util.py)
 
 SERVER = os.environ.get("CELOS_SERVER", "")
+# "postgresql": the same story with the state in a private PostgreSQL (ctest celos_hadoop_e2e_postgres).
+STATE_DB = os.environ.get("CELOS_TEST_STATE_DB", "file")
 
 WORKFLOWS = """
 var CELOS_DEFAULT_OOZIE = "%(oozie)s";
@@ -103,10 +106,20 @@ class HadoopEndToEndTest(unittest.TestCase):
         with open(self.path("conf/hdfs-site.xml"), "w") as f:
             f.write(HDFS_SITE % (self.nn1.port, self.nn2.port))
         self.server = None
+        self.postgres = None
+        self.state_db_args = []
+        if STATE_DB == "postgresql":
+            why_not = pg_util.available()
+            if why_not:
+                self.skipTest(why_not)
+            self.postgres = pg_util.PrivatePostgres()
+            self.state_db_args = ["--state-db", self.postgres.create_database("celos")]
         self.start_server()
 
     def tearDown(self):
         self.stop_server()
+        if self.postgres:
+            self.postgres.close()
         for fake in (self.nn1, self.nn2, self.oozie):
             fake.stop()
         shutil.rmtree(self.dir)
@@ -123,7 +136,7 @@ class HadoopEndToEndTest(unittest.TestCase):
         self.server = subprocess.Popen(
             [SERVER, "--port", str(self.port), "--workflows", self.path("workflows"),
              "--defaults", self.path("defaults"), "--logs", self.path("logs"),
-             "--db", self.path("db"), "--hadoop-conf", self.path("conf")],
+             "--db", self.path("db"), "--hadoop-conf", self.path("conf")] + self.state_db_args,
             stdout=self.server_log, stderr=self.server_log, env=env)
         for _ in range(300):
             if self.server.poll() is not None:

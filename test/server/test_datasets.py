@@ -70,6 +70,7 @@ var EXT = celos.dataset("ext", {"path": "%(d)s/ext/${year}${month}${day}/${hour}
 
 IMPORT = 'mkdir -p %(d)s/raw/${year}${month}${day}/${hour} && echo row > %(d)s/raw/${year}${month}${day}/${hour}/part'
 CLEAN = ('mkdir -p %(d)s/clean/${year}${month}${day}/${hour} && '
+         'ln -s %(d)s/keep %(d)s/clean/${year}${month}${day}/${hour}/link && '
          'cat $CELOS_INPUT_RAW/part > %(d)s/clean/${year}${month}${day}/${hour}/part')
 
 
@@ -121,12 +122,18 @@ class ChainTest(unittest.TestCase):
 
     def test_a_failed_attempt_loses_its_incomplete_output_and_triggers_the_cascade(self):
         s = self.server
-        # raw 01:00 is there but broken: clean writes half its output and fails.
+        # raw 01:00 is there but broken: clean writes half its output (and a symbolic link to
+        # data outside the instance) and fails.
         os.makedirs(os.path.join(s.data, "raw/20150913/01"))
+        os.makedirs(os.path.join(s.data, "keep"))
+        with open(os.path.join(s.data, "keep", "important"), "w") as f:
+            f.write("x")
         s.post("/api/v1/datasets/raw/instances?time=" + T1)
         half = os.path.join(s.data, "clean/20150913/01")
         s.step_until("clean", T1, ["FAILURE"])
         self.assertFalse(os.path.exists(half), "incomplete output must be removed")
+        self.assertTrue(os.path.exists(os.path.join(s.data, "keep", "important")),
+                        "removal must not follow a symbolic link out of the instance")
         s.step_until("alert", T1, ["SUCCESS"])
         self.assertEqual(s.get("/trigger-status?id=alert&time=" + T1).json["type"], "StatusTrigger")
         # Nothing stored counts as WAITING: the alert of 02:00 does not fire for a WAITING slot.
@@ -159,6 +166,8 @@ class AnnouncementTest(unittest.TestCase):
         self.assertEqual(s.post("/api/v1/datasets/nope/instances?time=" + T1).status, 404)
         self.assertEqual(s.post("/api/v1/datasets/ext/instances").status, 400)
         self.assertEqual(s.post("/api/v1/datasets/ext/instances?time=yesterday").status, 400)
+        self.assertEqual(s.post("/api/v1/datasets/ext/instances?time=2015-09-13T01:00:00.500Z")
+                         .status, 400)
         self.assertEqual(s.get("/api/v1/datasets/ext/instances?start=2015-09-01T00:00Z"
                                "&end=2015-09-13T00:00Z").status, 400)
         s.step_until("use", T1, ["SUCCESS"])

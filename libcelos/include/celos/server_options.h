@@ -34,6 +34,18 @@ struct ServerOptions {
   bool auth_reads = false;
   // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
   std::string slurm_bin_dir;
+  // State backends and the cluster (SPEC §11, §16).
+  std::string state_db;            // --state-db URI; empty = file:<db_dir>
+  std::string import_db_dir;       // --import-db DIR: copy DIR into --state-db and exit
+  bool force = false;              // --force: --import-db empties a non-empty target first
+  std::string node_id;             // --node-id; empty = <hostname>:<port>
+  std::string advertise_url;       // --advertise-url; empty = http://<host>:<port>
+  int lease_seconds = 10;          // --lease-seconds
+  std::string cluster_name = "celos";  // --cluster-name
+
+  // The state database URI to open: --state-db, or file:<db_dir>.
+  std::string state_db_uri() const { return state_db.empty() ? "file:" + db_dir : state_db; }
+  bool uses_postgres() const { return !state_db.empty() && state_db.rfind("file:", 0) != 0; }
 };
 
 // What the command line asked for: options to run, or a text to print and exit 0 (--help,

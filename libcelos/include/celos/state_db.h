@@ -130,6 +130,19 @@ struct StateDatabaseOptions {
 [[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_state_database(
     std::string_view uri, const StateDatabaseOptions& options = {});
 
+// What --import-db copied.
+struct ImportReport {
+  std::size_t slots = 0, reruns = 0, paused = 0;
+};
+// Copies the file database `dir` (the original Celos's included) into the PostgreSQL database
+// `uri` in one transaction (SPEC §16): slots, rerun markers that have not expired at `now`, pause
+// flags. Locks `dir` for the time of the copy. A corrupt file is a kCorrupt error naming it, and
+// nothing is written. A target that holds any slot, marker or flag is refused (kInvalid) unless
+// `force`, which empties it first (in the same transaction).
+[[nodiscard]] Result<ImportReport> import_file_database(const std::string& dir,
+                                                        const std::string& uri, bool force,
+                                                        Time now);
+
 // The directory of a `file:` URI, or nothing for other schemes.
 std::optional<std::string> file_state_database_dir(std::string_view uri);
 

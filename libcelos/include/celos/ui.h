@@ -160,6 +160,10 @@ class CelosApiReader {
   // GET /trigger-status as indented human-readable lines.
   [[nodiscard]] Result<std::string> trigger_status(const std::string& workflow, Time time);
 
+  // GET `target` (e.g. "/api/v1/datasets") from celos-server: the JSON object's text. Errors as
+  // for rerun(). Used by the dataset pages (lineage.cc).
+  [[nodiscard]] Result<std::string> get_json(const std::string& target);
+
  private:
   std::shared_ptr<HttpClient> client_;
   std::string celos_url_;
@@ -181,7 +185,9 @@ struct UiServerOptions {
 
 // GET / -> 302 to /ui; GET /ui?time=T&zoom=MIN -> the page (400 for a bad time or zoom, 502
 // when celos-server is unreachable or answers nonsense); POST /rerun?id=W@T -> JSON of the
-// slot's new state; GET /trigger-status?id=W@T -> text/plain. Safe to call concurrently.
+// slot's new state; GET /trigger-status?id=W@T -> text/plain; GET /lineage?id=W@T -> JSON
+// {"upstream": ["w@t"], "downstream": [...]} for highlighting; GET /datasets -> an HTML page of
+// the datasets with their producers and consumers. Safe to call concurrently.
 HttpHandler make_ui_handler(UiServerOptions options);
 
 }  // namespace celos

@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "celos/dataset.h"
 #include "celos/hadoop.h"
 
 namespace celos {
@@ -62,7 +63,10 @@ class OozieExternalService : public ExternalService {
     while (url_.ends_with('/')) url_.pop_back();
   }
 
-  Result<std::string> submit(const SlotId& slot) override {
+  Result<std::string> submit(const SlotId& slot) override { return submit_with(slot, {}); }
+
+  // Datasets: `${inputs.<id>}` in property values becomes the slot's input paths.
+  Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
     std::map<std::string, std::string> own;
     if (properties_for_slot_) {
       auto computed = properties_for_slot_(slot);
@@ -70,6 +74,7 @@ class OozieExternalService : public ExternalService {
       own = std::move(*computed);
     }
     auto properties = oozie_slot_properties(defaults_, own, slot.workflow, slot.time);
+    for (auto& [name, value] : properties) value = replace_variables(value, context.variables);
     // Oozie runs the job as the user.name of its configuration.
     if (!user_.empty() && !properties.contains("user.name")) properties["user.name"] = user_;
 

@@ -76,6 +76,15 @@ TEST_CASE_METHOD(Fixture, "submit posts an XML configuration to v2/jobs and retu
   CHECK(r.body.find("user.name") == std::string::npos);
 }
 
+TEST_CASE_METHOD(Fixture, "submit_with replaces ${inputs.<id>} in the properties") {
+  http->on(route("POST", kUrl + "/v2/jobs", answer(201, recorded("oozie_submit.json"))));
+  workflow_properties["inputDir"] = "${inputs.clicks}";
+  SubmitContext context;
+  context.variables["inputs.clicks"] = "/c/1,/c/2";
+  REQUIRE(make()->submit_with(slot(), context));
+  CHECK(http->requests.at(0).body.find("<value>/c/1,/c/2</value>") != std::string::npos);
+}
+
 TEST_CASE_METHOD(Fixture, "The configured user goes into user.name, property and query") {
   http->on(route("POST", kUrl + "/v2/jobs", answer(201, recorded("oozie_submit.json"))));
   http->on(route("PUT", kUrl + "/v2/job/", answer(200, "")));

@@ -27,7 +27,11 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE celos_nodes ("
     "  cluster text NOT NULL, id text NOT NULL, url text NOT NULL, role text NOT NULL,"
     "  last_seen timestamptz NOT NULL, PRIMARY KEY (cluster, id));",
-    // 1 -> 2: the maintenance mode (SPEC §13), one row holding its JSON record.
+    // 1 -> 2: announced dataset instances (SPEC §14).
+    "CREATE TABLE celos_announced ("
+    "  dataset text NOT NULL, instance_time timestamptz NOT NULL,"
+    "  announced timestamptz NOT NULL, PRIMARY KEY (dataset, instance_time));",
+    // 2 -> 3: the maintenance mode (SPEC §13), one row holding its JSON record.
     "CREATE TABLE celos_maintenance (id integer PRIMARY KEY CHECK (id = 1), record text NOT NULL);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "celos/error.h"
 #include "celos/state_db.h"
@@ -12,12 +13,16 @@
 namespace celos {
 
 // The schema version this binary writes.
-inline constexpr int kPostgresSchemaVersion = 2;
+inline constexpr int kPostgresSchemaVersion = 3;
 
 // Creates the tables or migrates them to kPostgresSchemaVersion in one transaction, serialized
 // between nodes starting at once by a transaction-level advisory lock (works through a pooler).
 // kCorrupt when the database carries a newer version than this binary knows.
 [[nodiscard]] Result<void> migrate_schema(PGconn* conn);
+
+// Upserts slot states (ids unique) with a few multi-row statements on `conn` (in the caller's
+// transaction).
+[[nodiscard]] Result<void> insert_slot_rows(PGconn* conn, const std::vector<const SlotState*>& states);
 
 // The PostgreSQL backend behind open_state_database().
 [[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(

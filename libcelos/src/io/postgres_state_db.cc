@@ -109,12 +109,7 @@ class PostgresStateDatabase final : public StateDatabase {
     unique.reserve(last.size());
     for (const auto& [id, s] : last) unique.push_back(s);
     return write([&](PGconn* c) -> Result<void> {
-      for (std::size_t i = 0; i < unique.size(); i += kRowsPerStatement) {
-        const std::size_t n = std::min(kRowsPerStatement, unique.size() - i);
-        auto done = insert_chunk(c, unique.data() + i, n);
-        if (!done) return done;
-      }
-      return {};
+      return insert_slot_rows(c, unique);
     });
   }
 
@@ -206,35 +201,36 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
- private:
-  static constexpr const char* kSelectSlot =
-      "SELECT workflow, (extract(epoch FROM slot_time) * 1000)::bigint, status, external_id, "
-      "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text "
-      "FROM celos_slots";
+  Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
+    return write([&](PGconn* c) -> Result<void> {
+      // Idempotent: the first announcement's stamp stays.
+      auto r = pg::exec(c,
+                        "INSERT INTO celos_announced (dataset, instance_time, announced) "
+                        "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                        {std::string(dataset), format_time(time), format_time(now)});
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    });
+  }
 
-  static Result<SlotState> row_to_state(PGresult* r, int row) {
-    const std::string workflow = pg::field(r, row, 0).value_or("");
-    auto t = time_from_ms(pg::field(r, row, 1));
-    if (!t) return tl::unexpected(t.error());
-    const SlotId id{workflow, *t};
-    auto status = parse_slot_status(pg::field(r, row, 2).value_or(""));
-    if (!status) {
-      return fail(fmt::format("corrupt slot row {}: {}", to_string(id), status.error().message),
-                  ErrorCode::kCorrupt);
-    }
-    SlotState s = SlotState::of(id, *status, pg::field(r, row, 3),
-                                std::stoi(pg::field(r, row, 4).value_or("0")));
-    s.message = pg::field(r, row, 5);
-    if (auto retry_at = pg::field(r, row, 6)) s.retry_at = Time{std::chrono::milliseconds(std::stoll(*retry_at))};
-    if (auto consumed = pg::field(r, row, 7)) {
-      auto parsed = slot_state_from_json(id, "{\"status\":\"WAITING\",\"consumed\":" + *consumed + "}");
-      if (!parsed) {
-        return fail(fmt::format("corrupt slot row {}: {}", to_string(id), parsed.error().message),
-                    ErrorCode::kCorrupt);
+  Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
+                                                Time end) override {
+    return with_conn([&](PGconn* c) -> Result<std::vector<Time>> {
+      std::vector<Time> out;
+      if (end <= start) return out;
+      auto r = pg::exec(c,
+                        "SELECT (extract(epoch FROM instance_time) * 1000)::bigint "
+                        "FROM celos_announced WHERE dataset = $1 AND instance_time >= $2 "
+                        "AND instance_time < $3 ORDER BY instance_time",
+                        {std::string(dataset), format_time(start), format_time(end)});
+      if (!r) return tl::unexpected(r.error());
+      for (int i = 0; i < PQntuples(r->get()); ++i) {
+        auto t = time_from_ms(pg::field(r->get(), i, 0));
+        if (!t) return tl::unexpected(t.error());
+        out.push_back(*t);
       }
-      s.consumed = parsed->consumed;
-    }
-    return s;
+      return out;
+    });
   }
 
   static Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t n) {
@@ -267,6 +263,37 @@ class PostgresStateDatabase final : public StateDatabase {
          pg::array_literal(retry_at), pg::array_literal(consumed)});
     if (!r) return tl::unexpected(r.error());
     return {};
+  }
+
+ private:
+  static constexpr const char* kSelectSlot =
+      "SELECT workflow, (extract(epoch FROM slot_time) * 1000)::bigint, status, external_id, "
+      "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text "
+      "FROM celos_slots";
+
+  static Result<SlotState> row_to_state(PGresult* r, int row) {
+    const std::string workflow = pg::field(r, row, 0).value_or("");
+    auto t = time_from_ms(pg::field(r, row, 1));
+    if (!t) return tl::unexpected(t.error());
+    const SlotId id{workflow, *t};
+    auto status = parse_slot_status(pg::field(r, row, 2).value_or(""));
+    if (!status) {
+      return fail(fmt::format("corrupt slot row {}: {}", to_string(id), status.error().message),
+                  ErrorCode::kCorrupt);
+    }
+    SlotState s = SlotState::of(id, *status, pg::field(r, row, 3),
+                                std::stoi(pg::field(r, row, 4).value_or("0")));
+    s.message = pg::field(r, row, 5);
+    if (auto retry_at = pg::field(r, row, 6)) s.retry_at = Time{std::chrono::milliseconds(std::stoll(*retry_at))};
+    if (auto consumed = pg::field(r, row, 7)) {
+      auto parsed = slot_state_from_json(id, "{\"status\":\"WAITING\",\"consumed\":" + *consumed + "}");
+      if (!parsed) {
+        return fail(fmt::format("corrupt slot row {}: {}", to_string(id), parsed.error().message),
+                    ErrorCode::kCorrupt);
+      }
+      s.consumed = parsed->consumed;
+    }
+    return s;
   }
 
   // Runs `f` on a pooled connection (connecting and migrating first when needed).
@@ -317,6 +344,15 @@ class PostgresStateDatabase final : public StateDatabase {
 };
 
 }  // namespace
+
+Result<void> insert_slot_rows(PGconn* c, const std::vector<const SlotState*>& states) {
+  for (std::size_t i = 0; i < states.size(); i += kRowsPerStatement) {
+    const std::size_t n = std::min(kRowsPerStatement, states.size() - i);
+    auto done = PostgresStateDatabase::insert_chunk(c, states.data() + i, n);
+    if (!done) return done;
+  }
+  return {};
+}
 
 Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(
     const std::string& uri, const StateDatabaseOptions& options) {

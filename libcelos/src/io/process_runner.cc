@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,19 @@ class Fds {
   Result<Pipe> make_pipe() {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return fail(fmt::format("pipe: {}", std::strerror(errno)));
+    fds_.push_back(p[0]);
+    fds_.push_back(p[1]);
+    return Pipe{p[0], p[1]};
+  }
+  // The program's standard input: a socket pair, so that writing to a program that exited
+  // without reading is EPIPE (send with MSG_NOSIGNAL), not a SIGPIPE that kills the server.
+  Result<Pipe> make_input() {
+    int p[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) != 0) {
+      return fail(fmt::format("socketpair: {}", std::strerror(errno)));
+    }
+    ::shutdown(p[0], SHUT_WR);
+    ::shutdown(p[1], SHUT_RD);
     fds_.push_back(p[0]);
     fds_.push_back(p[1]);
     return Pipe{p[0], p[1]};
@@ -107,7 +121,7 @@ class PosixProcessRunner : public ProcessRunner {
     if (request.argv.empty() || request.argv[0].empty()) return fail("no program to run");
     const std::string what = describe_command(request.argv);
     Fds fds;
-    auto in = fds.make_pipe();
+    auto in = fds.make_input();
     auto out = fds.make_pipe();
     auto err = fds.make_pipe();
     if (!in || !out || !err) return fail(fmt::format("cannot run {}: no pipes", what));
@@ -191,7 +205,8 @@ class PosixProcessRunner : public ProcessRunner {
   }
 
   static void feed(int& fd, const std::string& input, std::size_t& written, Fds& fds) {
-    const ssize_t n = ::write(fd, input.data() + written, input.size() - written);
+    const ssize_t n = ::send(fd, input.data() + written, input.size() - written,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (n < 0) {  // the program does not read its input: not our problem
       fds.close(fd);

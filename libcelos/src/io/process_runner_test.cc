@@ -38,6 +38,14 @@ TEST_CASE("process runner feeds standard input and adds environment variables") 
   CHECK(out->out == std::string(300000, 'x') + "v a l");
 }
 
+TEST_CASE("a program that exits without reading its input does not take the caller down") {
+  ProcessRequest request = sh("exit 4");
+  request.input = std::string(4 * 1024 * 1024, 'x');  // far more than a socket buffer holds
+  auto out = make_process_runner()->run(request);
+  REQUIRE(out);
+  CHECK(out->exit_code == 4);
+}
+
 TEST_CASE("process runner kills a program that does not end within its timeout") {
   const auto started = std::chrono::steady_clock::now();
   auto out = make_process_runner()->run(sh("sleep 30", std::chrono::milliseconds(200)));

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/dataset.h"
 #include "celos/slurm_service.h"
 #include "io/slurm_commands.h"
 
@@ -94,13 +95,18 @@ class SlurmService : public ExternalService {
     endpoint_ = fmt::format("{}|{}|{}", options_.slurm_bin, conf ? conf : "", options_.jobs_dir);
   }
 
-  Result<std::string> submit(const SlotId& slot) override {
+  Result<std::string> submit(const SlotId& slot) override { return submit_with(slot, {}); }
+
+  // Datasets: `${inputs.<id>}` in the script and CELOS_INPUT_<ID> in the job's environment.
+  Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
     const std::string slot_dir = slurm_slot_dir(options_.jobs_dir, slot);
     std::error_code error;
     fs::create_directories(slot_dir, error);
     if (error) return fail(fmt::format("cannot create {}: {}", slot_dir, error.message()));
     ProcessRequest request = command("sbatch", slurm::sbatch_args(options_, slot, slot_dir));
-    request.env = slurm::job_environment(slot, options_.env);
+    std::map<std::string, std::string> env = context.env;
+    for (const auto& [name, value] : options_.env) env[name] = value;
+    request.env = slurm::job_environment(slot, env);
     request.input = slurm::wrapper_script(slot_dir, options_.cwd.empty());
     auto answer = run(request);
     if (!answer) return fail("sbatch: " + answer.error().message);
@@ -113,7 +119,7 @@ class SlurmService : public ExternalService {
     if (id.empty()) {
       return fail(fmt::format("sbatch answered no job id: \"{}\"", slurm::one_line(answer->out)));
     }
-    if (auto prepared = prepare_job_dir(slot, slot_dir + "/" + id); !prepared) {
+    if (auto prepared = prepare_job_dir(slot, slot_dir + "/" + id, context.variables); !prepared) {
       [[maybe_unused]] auto cancelled = kill(slot, id);
       return tl::unexpected(prepared.error());
     }
@@ -189,12 +195,14 @@ class SlurmService : public ExternalService {
     return fail(fmt::format("\"{}\" is not a Slurm job id", id), ErrorCode::kInvalid);
   }
 
-  Result<void> prepare_job_dir(const SlotId& slot, const std::string& dir) const {
+  Result<void> prepare_job_dir(const SlotId& slot, const std::string& dir,
+                               const std::map<std::string, std::string>& variables) const {
     std::error_code error;
     fs::create_directories(dir, error);
     if (error) return fail(fmt::format("cannot create job directory {}: {}", dir, error.message()));
     return write_script(dir + "/script",
-                        slurm::job_script(replace_time_variables(options_.script, slot.time)));
+                        slurm::job_script(replace_variables(
+                            replace_time_variables(options_.script, slot.time), variables)));
   }
 
   std::string job_dir(const Job& job) const {

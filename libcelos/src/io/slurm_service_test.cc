@@ -65,6 +65,17 @@ TEST_CASE("submit runs sbatch --hold with the slot's environment and writes the 
          std::filesystem::perms::owner_exec));
 }
 
+TEST_CASE("submit_with hands a slot its dataset inputs in the script and the environment") {
+  Fixture f([](SlurmServiceOptions& o) { o.script = "wc -l ${inputs.clicks}"; });
+  f.runner->answer("sbatch", 0, "9\n");
+  SubmitContext context;
+  context.variables["inputs.clicks"] = "/c/1,/c/2";
+  context.env["CELOS_INPUT_CLICKS"] = "/c/1,/c/2";
+  REQUIRE(f.service->submit_with(kSlot, context));
+  CHECK(f.runner->calls().at(0).env.at("CELOS_INPUT_CLICKS") == "/c/1,/c/2");
+  CHECK(read_text_file(f.job_dir("9") + "/script") == "#!/bin/sh\nwc -l /c/1,/c/2\n");
+}
+
 TEST_CASE("a job id with a cluster name is the text before the semicolon") {
   Fixture f;
   f.runner->answer("sbatch", 0, "1234;cluster2\n");

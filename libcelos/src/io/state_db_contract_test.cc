@@ -138,3 +138,56 @@ TEST_CASE("opening PostgreSQL twice migrates once") {
   REQUIRE(second);
   CHECK((*second)->get_slot({"wf", make_time(2015, 9, 15)})->has_value());
 }
+
+TEST_CASE("a file database of the original Celos is imported into PostgreSQL in one go") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  testing::TempDir dir;
+  testing::write_text_file(dir / "state/wordcount-nyc/2015-09-15/00:00:00.000Z",
+                           "{\n  \"status\" : \"SUCCESS\",\n  \"externalID\" : \"0008681-W\",\n"
+                           "  \"retryCount\" : 0\n}");
+  testing::write_text_file(dir / "state/wordcount-nyc/2015-09-15/01:00:00.000Z",
+                           "{\n  \"status\" : \"READY\",\n  \"externalID\" : null,\n"
+                           "  \"retryCount\" : 2\n}");
+  testing::write_text_file(dir / "rerun/wordcount-nyc/2015-09-15/01:00:00.000Z", "");
+  testing::write_text_file(dir / "paused/wordcount-lax", "");
+  const Time now = Time{std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch())};
+  auto report = import_file_database(dir.path(), uri, false, now);
+  REQUIRE(report);
+  CHECK(report->slots == 2);
+  CHECK(report->reruns == 1);
+  CHECK(report->paused == 1);
+  auto db = open_state_database(uri);
+  REQUIRE(db);
+  auto slots = (*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16));
+  REQUIRE(slots);
+  REQUIRE(slots->size() == 2);
+  CHECK(slots->at(0) == SlotState::of({"wordcount-nyc", make_time(2015, 9, 15)},
+                                      SlotStatus::kSuccess, "0008681-W"));
+  CHECK(slots->at(1).retry_count == 2);
+  CHECK(*(*db)->rerun_times("wordcount-nyc", now) == std::vector<Time>{make_time(2015, 9, 15, 1)});
+  CHECK(*(*db)->is_paused("wordcount-lax"));
+
+  SECTION("a second import into the non-empty target is refused; --force replaces it") {
+    testing::write_text_file(dir / "state/other/2015-09-15/00:00:00.000Z",
+                             "{\"status\":\"FAILURE\",\"externalID\":null,\"retryCount\":0}");
+    auto again = import_file_database(dir.path(), uri, false, now);
+    REQUIRE_FALSE(again);
+    CHECK(again.error().message.find("not empty") != std::string::npos);
+    REQUIRE(import_file_database(dir.path(), uri, true, now));
+    CHECK((*db)->get_slot({"other", make_time(2015, 9, 15)})->has_value());
+  }
+  SECTION("a corrupt file is named and nothing is written") {
+    testing::write_text_file(dir / "state/broken/2015-09-15/02:00:00.000Z", "{not json");
+    auto broken = import_file_database(dir.path(), uri, true, now);
+    REQUIRE_FALSE(broken);
+    CHECK(broken.error().code == ErrorCode::kCorrupt);
+    CHECK(broken.error().message.find("state/broken/2015-09-15/02:00:00.000Z") != std::string::npos);
+    CHECK((*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() == 2);
+  }
+}

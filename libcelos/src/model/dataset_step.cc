@@ -10,14 +10,16 @@ namespace celos {
 
 // ---- lookups -----------------------------------------------------------------------------
 
+// Served from one range read of the workflow's slots (below), not one file read per slot: a
+// thousand consumers of hourly data ask for 168 slots each.
 Result<SlotStatus> DatasetLookups::slot_status(const std::string& workflow_id, Time time) {
-  auto key = std::make_pair(workflow_id, time);
-  if (auto it = status_.find(key); it != status_.end()) return it->second;
-  auto state = db_.get_slot(SlotId{workflow_id, time});
-  if (!state) return tl::unexpected(state.error());
-  const SlotStatus status = state->has_value() ? (*state)->status : SlotStatus::kWaiting;
-  status_.emplace(std::move(key), status);
-  return status;
+  auto slots = stored_slots(workflow_id, time - kNewDataWindow - std::chrono::hours(24),
+                            time + std::chrono::hours(24));
+  if (!slots) return tl::unexpected(slots.error());
+  for (const SlotState& s : *slots) {
+    if (s.id.time == time) return s.status;
+  }
+  return SlotStatus::kWaiting;
 }
 
 // One read per workflow and step in the common case: a wider range replaces the cached one.
@@ -28,6 +30,8 @@ Result<std::vector<SlotState>> DatasetLookups::stored_slots(const std::string& w
     Loaded loaded;
     loaded.start = it == slots_.end() ? start : std::min(start, it->second.start);
     loaded.end = it == slots_.end() ? end : std::max(end, it->second.end);
+    // The next question is usually about the next slot: read ahead instead of once per slot.
+    loaded.end = std::max(loaded.end, end + kNewDataWindow + std::chrono::hours(48));
     auto read = db_.get_slots(workflow_id, loaded.start, loaded.end);
     if (!read) return tl::unexpected(read.error());
     loaded.slots = std::move(*read);
@@ -41,12 +45,21 @@ Result<std::vector<SlotState>> DatasetLookups::stored_slots(const std::string& w
 }
 
 Result<bool> DatasetLookups::instance_announced(const std::string& dataset_id, Time time) {
-  auto key = std::make_pair(dataset_id, time);
-  if (auto it = announced_.find(key); it != announced_.end()) return it->second;
-  auto found = db_.announced_instances(dataset_id, time, time + std::chrono::seconds(1));
-  if (!found) return tl::unexpected(found.error());
-  announced_.emplace(std::move(key), !found->empty());
-  return !found->empty();
+  auto it = announced_.find(dataset_id);
+  if (it == announced_.end() || time < it->second.start || time >= it->second.end) {
+    Announced loaded;
+    loaded.start = time - kNewDataWindow - std::chrono::hours(24);
+    loaded.end = time + kNewDataWindow + std::chrono::hours(48);  // read ahead: the next slot
+    if (it != announced_.end()) {
+      loaded.start = std::min(loaded.start, it->second.start);
+      loaded.end = std::max(loaded.end, it->second.end);
+    }
+    auto read = db_.announced_instances(dataset_id, loaded.start, loaded.end);
+    if (!read) return tl::unexpected(read.error());
+    loaded.times.insert(read->begin(), read->end());
+    it = announced_.insert_or_assign(dataset_id, std::move(loaded)).first;
+  }
+  return it->second.times.count(time) > 0;
 }
 
 Result<std::vector<Time>> DatasetLookups::announced_instances(const std::string& dataset_id,

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,13 @@ class DatasetLookups {
     Time start{}, end{};
     std::vector<SlotState> slots;
   };
+  struct Announced {
+    Time start{}, end{};
+    std::set<Time> times;
+  };
   StateDatabase& db_;
-  std::map<std::pair<std::string, Time>, SlotStatus> status_;
   std::map<std::string, Loaded> slots_;
-  std::map<std::pair<std::string, Time>, bool> announced_;
+  std::map<std::string, Announced> announced_;
 };
 
 class DatasetStep {

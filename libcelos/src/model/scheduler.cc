@@ -339,7 +339,10 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     std::vector<SlotState> running;
   };
   std::vector<Stepping> stepping;
-  for (const auto& [id, workflow] : config->workflows) {
+  for (const auto& entry : config->workflows) {
+    // Not a structured binding: clang 14 (the fuzz preset) cannot capture those in a lambda.
+    const std::string& id = entry.first;
+    const Workflow& workflow = entry.second;
     if (ids && !ids->count(id)) continue;
     isolated(id, [&] {
       if (or_throw(db_.is_paused(id))) return;

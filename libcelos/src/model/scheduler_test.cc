@@ -149,7 +149,10 @@ TEST_CASE("a rerun slot outside the window is stepped again, and its marker expi
   CHECK(w.status("wf", old_slot) == SlotStatus::kReady);
   w.scheduler.step(now);
   CHECK(w.status("wf", old_slot) == SlotStatus::kRunning);
-  // 15 days later the marker is gone and the slot is no longer looked at.
+  // The marker of a slot that is not final never expires (SPEC §16)...
+  CHECK(w.db->rerun_times("wf", now + hours(24 * 15))->size() == 1);
+  // ...once final, 15 days later the marker is gone and the slot is no longer looked at.
+  REQUIRE(w.db->put_slots({SlotState::of({"wf", old_slot}, SlotStatus::kSuccess, "job-1")}));
   w.scheduler.step(now + hours(24 * 15));
   auto markers = w.db->rerun_times("wf", now + hours(24 * 15));
   REQUIRE(markers);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "celos/ui.h"
+#include "ui/lineage.h"
 
 namespace celos {
 
@@ -149,6 +150,13 @@ class UiHandler {
     if (request.path == "/trigger-status") {
       if (request.method != "GET") return not_allowed("GET");
       return trigger_status(request);
+    }
+    if (request.path == "/lineage" || request.path == "/datasets") {  // datasets (lineage.cc)
+      if (request.method != "GET") return not_allowed("GET");
+      if (request.path == "/datasets") return ui_datasets(reader_);
+      auto slot = parse_slot_param(param(request, "id"));
+      if (!slot) return ui_json_error(400, slot.error().message);
+      return ui_lineage(reader_, *slot);
     }
     return error_html(404, "Not found",
                       fmt::format("There is no page {} here; the grid is at /ui.", request.path));

@@ -189,3 +189,27 @@ TEST_CASE("the config file is re-read when it changes and a broken one keeps the
   CHECK(body.find(">Second group, longer</th>") != std::string::npos);
   CHECK(body.find("id=\"notice\"") != std::string::npos);
 }
+
+TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a page") {
+  auto client = std::make_shared<FakeHttpClient>();
+  client->on(answer("GET", "/api/v1/lineage?id=clean&time=2015-09-15T10%3A00%3A00.000Z", 200,
+                    R"({"inputs":[{"dataset":"raw","time":"t","path":"/r","present":true,
+                         "producer":{"workflow":"import","time":"2015-09-15T10:00:00.000Z","status":"SUCCESS"}}],
+                        "outputs":[{"dataset":"clean","time":"t","path":"/c","exists":true,
+                         "complete":true,"wouldRemove":false,
+                         "consumers":[{"workflow":"report","time":"2015-09-15T11:00:00.000Z","status":"WAITING"}]}]})"));
+  client->on(answer("GET", "/api/v1/datasets", 200,
+                    R"({"datasets":[{"id":"raw","path":"/r/${hour}","fs":"","doneFlag":"_SUCCESS",
+                        "producers":["import"],"consumers":["clean","<x>"]}]})"));
+  auto handler = make_ui_handler(options(client));
+  auto response = handler(get("/lineage", {{"id", "clean@2015-09-15T10:00:00.000Z"}}));
+  REQUIRE(response.status == 200);
+  CHECK(response.body.find(R"("upstream":["import@2015-09-15T10:00:00.000Z"])") != std::string::npos);
+  CHECK(response.body.find(R"("downstream":["report@2015-09-15T11:00:00.000Z"])") != std::string::npos);
+  CHECK(handler(get("/lineage", {{"id", "nope"}})).status == 400);
+  CHECK(handler(get("/lineage", {{"id", "other@2015-09-15T10:00:00.000Z"}})).status == 404);
+
+  auto page = handler(get("/datasets"));
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<td>import</td><td>clean, &lt;x&gt;</td>") != std::string::npos);
+}

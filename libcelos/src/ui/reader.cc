@@ -249,4 +249,12 @@ Result<std::string> CelosApiReader::trigger_status(const std::string& workflow, 
   return out;
 }
 
+Result<std::string> CelosApiReader::get_json(const std::string& target) {
+  auto response = send(*client_, "GET", celos_url_ + target);
+  if (!response) return tl::unexpected(response.error());
+  auto body = parse_json_answer(*response, target.substr(0, target.find('?')));
+  if (!body) return tl::unexpected(body.error());
+  return std::move(response->body);
+}
+
 }  // namespace celos

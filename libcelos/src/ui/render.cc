@@ -41,6 +41,9 @@ table#grid { border-collapse: separate; border-spacing: 1px; }
 #grid .mark { color: #fff; background: #888; border-radius: 2px; padding: 0 3px; margin-left: 4px; font-style: normal; }
 #grid tr.missing .mark { background: #c33; }
 p.help { color: #666; }
+#grid td.lineage-selected { outline: 2px solid #000; }
+#grid td.upstream { outline: 2px dashed #06c; }
+#grid td.downstream { outline: 2px dashed #c60; }
 )css";
 
 // Navigation ladder for zoom in/out (minutes).
@@ -71,6 +74,33 @@ constexpr std::string_view kScript = R"js(
         td.setAttribute('data-rerun', 'done');
       });
     }).catch(function (err) { td.setAttribute('data-rerun', 'failed'); alert('Rerun of ' + id + ' failed: ' + err); });
+  });
+  // Alt-click: highlight the slots that produced this slot's inputs (upstream, blue) and that
+  // read its outputs (downstream, orange), from celos-ui's /lineage.
+  grid.addEventListener('click', function (e) {
+    if (!e.altKey) return;
+    var td = e.target.closest('td[data-t]');
+    if (!td) return;
+    e.preventDefault();
+    Array.prototype.forEach.call(grid.querySelectorAll('.lineage-selected, .upstream, .downstream'),
+      function (c) { c.classList.remove('lineage-selected', 'upstream', 'downstream'); });
+    td.classList.add('lineage-selected');
+    fetch('lineage?id=' + encodeURIComponent(slotOf(td))).then(function (r) { return r.json(); })
+      .then(function (j) {
+        function mark(list, cls) {
+          (list || []).forEach(function (id) {
+            var at = id.lastIndexOf('@'), wf = id.substring(0, at), t = id.substring(at + 1);
+            Array.prototype.forEach.call(grid.querySelectorAll('tr[data-wf]'), function (tr) {
+              if (tr.getAttribute('data-wf') !== wf) return;
+              var cell = tr.querySelector('td[data-t="' + t + '"]');
+              if (cell) cell.classList.add(cls);
+            });
+          });
+        }
+        mark(j.upstream, 'upstream');
+        mark(j.downstream, 'downstream');
+        td.setAttribute('data-lineage', 'loaded');
+      });
   });
   // Tooltips are built on first hover; a waiting slot also says what it waits for.
   grid.addEventListener('mouseover', function (e) {
@@ -328,7 +358,8 @@ std::string render_ui_page(const UiPage& page) {
     render_row(out, &wf, wf.id, page, tiles);
   }
   out += "</tbody></table>\n<p class=\"help\">(Shift-click a slot to rerun it. Hover a waiting "
-         "slot to see what it waits for.)</p>\n<script>";
+         "slot to see what it waits for. Alt-click a slot to highlight the slots it read from "
+         "and that read its output; <a href=\"datasets\">datasets</a>.)</p>\n<script>";
   out += kScript;
   out += "</script>\n</body></html>\n";
   return out;

@@ -146,6 +146,13 @@ StepReport Api::step(Time now, const std::optional<std::set<std::string>>& ids) 
 }
 
 StepReport Api::step_locked(Time now, const std::optional<std::set<std::string>>& ids) const {
+  // Cluster (SPEC §11): only the leader steps; a node that is not (any more) skips the step.
+  if (options_.may_step && !options_.may_step()) {
+    StepReport skipped;
+    skipped.now = now;
+    skipped.errors.push_back("not stepped: this node is not the cluster's leader");
+    return skipped;
+  }
   // The scheduler logs the step's start, end and slot changes itself.
   const auto started = std::chrono::steady_clock::now();
   StepReport report = scheduler_.step(now, ids);

@@ -45,7 +45,10 @@ struct World {
     source = make_static_workflow_source(config);
     db = make_file_state_database(make_local_file_system(), dir / "db");
     scheduler = std::make_unique<Scheduler>(*source, *db, file_systems);
-    api = std::make_unique<Api>(*scheduler, ApiOptions{[this] { return now; }, "9.9.9"});
+    ApiOptions options;
+    options.clock = [this] { return now; };
+    options.version = "9.9.9";
+    api = std::make_unique<Api>(*scheduler, options);
   }
 
   Workflow workflow(const std::string& id, Time start) {

@@ -63,6 +63,9 @@ HttpServerResponse post_instance(const Api& api, const HttpServerRequest& reques
   if (!ds) return error_response(ds.error());
   auto time = required_time_param(request, "time");
   if (!time) return error_response(time.error());
+  if (floor_seconds(*time) != *time) {
+    return json_error(400, "parameter time: instance times are whole seconds");
+  }
   auto announced = api.scheduler().state_database().announce_instance((*ds)->id, *time, api.now());
   if (!announced) return error_response(announced.error());
   spdlog::info("dataset {}: instance {} announced", (*ds)->id, format_time(*time));

@@ -18,7 +18,10 @@ namespace {
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
-    "                    [--slurm-bin DIR] [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n";
+    "                    [--slurm-bin DIR] [--state-db URI] [--node-id ID]\n"
+    "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
+    "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
+    "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
   const ServerOptions d;
@@ -45,7 +48,20 @@ po::options_description describe_server_options() {
       ("auth-reads", "reads need a viewer token too (needs --auth-tokens)")
       ("slurm-bin", po::value<std::string>(),
        "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
-       "default: found in PATH");
+       "default: found in PATH")
+      ("state-db", po::value<std::string>(),
+       "state database: file:DIR (default: file:<db>) or postgresql://… (then --db only places "
+       "the jobs directory)")
+      ("import-db", po::value<std::string>(),
+       "copy the file database DIR into --state-db (PostgreSQL) and exit")
+      ("force", "with --import-db: empty a non-empty target first")
+      ("node-id", po::value<std::string>(), "cluster node id (default <hostname>:<port>)")
+      ("advertise-url", po::value<std::string>(),
+       "URL other nodes reach this one at (default http://<host>:<port>)")
+      ("lease-seconds", po::value<int>()->default_value(d.lease_seconds),
+       "cluster leader lease duration")
+      ("cluster-name", po::value<std::string>()->default_value(d.cluster_name),
+       "cluster name (nodes with one --state-db and name form a cluster)");
   return options;
 }
 
@@ -55,8 +71,42 @@ Result<std::string> directory_option(const po::variables_map& vm, const char* na
   return absolute_directory(value);
 }
 
+Result<void> read_cluster(const po::variables_map& vm, ServerOptions& options) {
+  if (vm.count("state-db")) {
+    options.state_db = vm["state-db"].as<std::string>();
+    if (options.state_db.empty()) return fail("--state-db must not be empty", ErrorCode::kInvalid);
+  }
+  if (vm.count("import-db")) {
+    auto dir = directory_option(vm, "import-db");
+    if (!dir) return tl::unexpected(dir.error());
+    options.import_db_dir = *dir;
+    if (!options.uses_postgres()) {
+      return fail("--import-db needs --state-db postgresql://…", ErrorCode::kInvalid);
+    }
+  }
+  options.force = vm.count("force") > 0;
+  if (options.force && options.import_db_dir.empty()) {
+    return fail("--force only goes with --import-db", ErrorCode::kInvalid);
+  }
+  if (vm.count("node-id")) options.node_id = vm["node-id"].as<std::string>();
+  if (vm.count("advertise-url")) options.advertise_url = vm["advertise-url"].as<std::string>();
+  if (vm.count("advertise-url") && options.advertise_url.rfind("http", 0) != 0) {
+    return fail("--advertise-url must be an http:// or https:// URL", ErrorCode::kInvalid);
+  }
+  options.lease_seconds = vm["lease-seconds"].as<int>();
+  if (options.lease_seconds < 2 || options.lease_seconds > 3600) {
+    return fail("--lease-seconds must be between 2 and 3600", ErrorCode::kInvalid);
+  }
+  options.cluster_name = vm["cluster-name"].as<std::string>();
+  if (options.cluster_name.empty()) return fail("--cluster-name must not be empty", ErrorCode::kInvalid);
+  return {};
+}
+
 Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
-  if (!vm.count("port")) return fail("--port is required", ErrorCode::kInvalid);
+  if (!vm.count("port")) {
+    if (vm.count("import-db")) return {};  // an import serves nothing
+    return fail("--port is required", ErrorCode::kInvalid);
+  }
   options.port = vm["port"].as<int>();
   if (options.port < 0 || options.port > 65535) {
     return fail("--port must be between 0 and 65535", ErrorCode::kInvalid);
@@ -113,6 +163,7 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   if (options.host.empty()) return fail("--host must not be empty", ErrorCode::kInvalid);
   if (auto ok = read_directories(vm, options); !ok) return tl::unexpected(ok.error());
   options.create_db = vm.count("create-db") > 0;
+  if (auto ok = read_cluster(vm, options); !ok) return tl::unexpected(ok.error());
   if (auto ok = read_api_options(vm, options); !ok) return tl::unexpected(ok.error());
   return options;
 }

@@ -164,3 +164,39 @@ TEST_CASE("server options: --slurm-bin names an existing directory") {
 
 }  // namespace
 }  // namespace celos
+
+namespace celos {
+namespace {
+
+TEST_CASE("server options: state database and cluster flags") {
+  auto defaults = parse({"--port", "0", "--db", "/var/db"});
+  REQUIRE(defaults);
+  CHECK(defaults->options->state_db_uri() == "file:/var/db");
+  CHECK_FALSE(defaults->options->uses_postgres());
+  CHECK(defaults->options->lease_seconds == 10);
+  CHECK(defaults->options->cluster_name == "celos");
+  auto pg = parse({"--port", "0", "--state-db", "postgresql://h/celos", "--node-id", "n1",
+                   "--advertise-url", "http://n1:8080", "--lease-seconds", "5",
+                   "--cluster-name", "prod"});
+  REQUIRE(pg);
+  CHECK(pg->options->uses_postgres());
+  CHECK(pg->options->state_db_uri() == "postgresql://h/celos");
+  CHECK(pg->options->node_id == "n1");
+  CHECK(pg->options->advertise_url == "http://n1:8080");
+  CHECK(pg->options->lease_seconds == 5);
+  CHECK(pg->options->cluster_name == "prod");
+}
+
+TEST_CASE("server options: --import-db needs no --port but a PostgreSQL --state-db") {
+  auto import = parse({"--import-db", "/var/db", "--state-db", "postgresql://h/celos", "--force"});
+  REQUIRE(import);
+  CHECK(import->options->import_db_dir == "/var/db");
+  CHECK(import->options->force);
+  CHECK(error_of({"--import-db", "/var/db"}).find("--state-db") != std::string::npos);
+  CHECK(error_of({"--port", "0", "--force"}).find("--force") != std::string::npos);
+  CHECK(error_of({"--port", "0", "--lease-seconds", "1"}).find("--lease-seconds") != std::string::npos);
+  CHECK(error_of({"--port", "0", "--advertise-url", "n1:80"}).find("--advertise-url") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace celos

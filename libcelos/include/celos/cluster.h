@@ -1,0 +1,80 @@
+// The cluster of SPEC §11: celos-server nodes sharing one PostgreSQL state database, one of them
+// the leader. The leader holds a lease row in the database (expiry judged by the database's
+// clock, a higher epoch for every new leader) and renews it with short transactions; it counts
+// itself leader only until `renewal sent + lease - margin` on its own monotonic clock, so a
+// leader whose database connection hangs stops stepping before its lease can expire. Every write
+// of the state database is fenced by the epoch (celos::WriteFence, state_db.h).
+//
+// A single server with the file backend is a cluster of one: always leader, epoch 1.
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "celos/error.h"
+#include "celos/state_db.h"
+#include "celos/time.h"
+
+namespace celos {
+
+enum class ClusterRole { kLeader, kStandby };
+std::string_view to_string(ClusterRole role);  // "leader", "standby"
+
+struct ClusterNodeInfo {
+  std::string id;
+  std::string url;
+  ClusterRole role = ClusterRole::kStandby;
+  Time last_seen{};
+};
+
+struct ClusterLeaderInfo {
+  std::string id;
+  std::string url;
+  std::int64_t epoch = 0;
+  Time since{};
+};
+
+// GET /api/v1/cluster.
+struct ClusterView {
+  std::string name;
+  ClusterNodeInfo self;
+  std::optional<ClusterLeaderInfo> leader;
+  std::vector<ClusterNodeInfo> nodes;  // seen within 10 lease periods
+};
+
+class Cluster {
+ public:
+  virtual ~Cluster() = default;
+  virtual const std::string& node_id() const = 0;
+  // True while this node holds the lease with time to spare: only then may it step.
+  virtual bool is_leader() const = 0;
+  // The leader's advertised URL as last seen, unless this node is the leader.
+  virtual std::optional<std::string> leader_url() const = 0;
+  [[nodiscard]] virtual Result<ClusterView> view() = 0;
+  // Gives up the lease and does not campaign for `hold`; returns until when. kInvalid when
+  // there is no lease to give up (the file backend: HTTP 409).
+  [[nodiscard]] virtual Result<Time> step_down(std::chrono::seconds hold) = 0;
+};
+
+struct ClusterOptions {
+  std::string name = "celos";
+  std::string node_id;
+  std::string url;  // advertised
+  std::chrono::seconds lease{10};
+};
+
+// The file backend's cluster of one.
+std::unique_ptr<Cluster> make_single_node_cluster(ClusterOptions options);
+
+// A node of the PostgreSQL cluster at `uri`: campaigns and renews on its own thread (every
+// lease/3) and keeps `fence` set to its lease while it leads (cleared otherwise). The first
+// campaign runs before this returns, so a lone node leads at once.
+std::unique_ptr<Cluster> make_postgres_cluster(std::string uri, ClusterOptions options,
+                                               std::shared_ptr<WriteFence> fence);
+
+}  // namespace celos

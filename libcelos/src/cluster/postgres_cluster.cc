@@ -1,0 +1,280 @@
+// A node of the PostgreSQL cluster (celos/cluster.h). The lease is one row per cluster name:
+// taken with an INSERT … ON CONFLICT DO UPDATE … WHERE expires <= now() (the database's clock,
+// never ours), renewed with an UPDATE that requires holder, epoch and an unexpired lease. No
+// session state is relied upon (no advisory locks), so it works through a connection pooler.
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "celos/cluster.h"
+#include "io/pg.h"
+#include "io/postgres_schema.h"
+
+namespace celos {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+Time wall_now() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+}
+
+Time ms_time(const std::optional<std::string>& text) {
+  return Time{std::chrono::milliseconds(text ? std::stoll(*text) : 0)};
+}
+
+class PostgresCluster final : public Cluster {
+ public:
+  PostgresCluster(std::string uri, ClusterOptions options, std::shared_ptr<WriteFence> fence)
+      : uri_(std::move(uri)), options_(std::move(options)), fence_(std::move(fence)),
+        reads_(uri_) {
+    tick();
+    thread_ = std::thread([this] { loop(); });
+  }
+
+  ~PostgresCluster() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+    if (leading_) (void)release(std::chrono::seconds(0));  // a clean stop hands over at once
+  }
+
+  const std::string& node_id() const override { return options_.node_id; }
+
+  bool is_leader() const override {
+    std::lock_guard lock(mutex_);
+    return leading_ && Steady::now() < valid_until_;
+  }
+
+  // Asked of the database each time (a mutation to forward is rare; a stale URL after a
+  // takeover is not); the last tick's answer when the database cannot be asked.
+  std::optional<std::string> leader_url() const override {
+    if (is_leader()) return std::nullopt;
+    auto fresh = current_leader_url();
+    std::lock_guard lock(mutex_);
+    if (fresh) leader_url_ = *fresh;
+    if (leader_url_.empty()) return std::nullopt;
+    return leader_url_;
+  }
+
+  Result<ClusterView> view() override;
+  Result<Time> step_down(std::chrono::seconds hold) override {
+    if (!is_leader()) return fail("this node is not the cluster's leader", ErrorCode::kInvalid);
+    if (auto released = release(hold); !released) return tl::unexpected(released.error());
+    return wall_now() + std::chrono::duration_cast<std::chrono::milliseconds>(hold);
+  }
+
+ private:
+  std::chrono::milliseconds lease_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(options_.lease);
+  }
+  // A leader counts itself leader until `renewal sent + lease - margin`.
+  std::chrono::milliseconds margin() const {
+    return std::max(std::chrono::milliseconds(1000), lease_ms() / 5);
+  }
+
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      wake_.wait_for(lock, lease_ms() / 3, [this] { return stopping_; });
+      if (stopping_) break;
+      lock.unlock();
+      tick();
+      lock.lock();
+    }
+  }
+
+  // One round: renew or campaign, then heartbeat and learn the leader's URL.
+  void tick() {
+    if (!conn_) {
+      auto c = pg::connect(uri_);
+      if (!c) {
+        spdlog::warn("cluster: {}", c.error().message);
+        return;
+      }
+      conn_ = std::move(*c);
+      // The lease table comes with the schema (nodes may start before anything else used it).
+      if (auto migrated = migrate_schema(conn_.get()); !migrated) {
+        spdlog::warn("cluster: {}", migrated.error().message);
+        conn_.reset();
+        return;
+      }
+      // Short transactions with a deadline: a stuck statement must not outlive the lease.
+      (void)pg::exec(conn_.get(), fmt::format("SET statement_timeout = {}", lease_ms().count() / 3));
+    }
+    const auto sent = Steady::now();
+    Result<void> done = leading_ ? renew(sent) : campaign(sent);
+    if (done) done = heartbeat();
+    if (!done) {
+      spdlog::warn("cluster: {}", done.error().message);
+      if (PQstatus(conn_.get()) != CONNECTION_OK) conn_.reset();
+    }
+  }
+
+  Result<void> renew(Steady::time_point sent) {
+    auto r = pg::exec(conn_.get(),
+                      "UPDATE celos_lease SET expires = now() + $4 * interval '1 millisecond' "
+                      "WHERE cluster = $1 AND holder = $2 AND epoch = $3 AND expires > now() "
+                      "RETURNING epoch",
+                      {options_.name, options_.node_id, std::to_string(epoch_),
+                       std::to_string(lease_ms().count())});
+    if (!r) return tl::unexpected(r.error());
+    std::lock_guard lock(mutex_);
+    if (PQntuples(r->get()) == 1) {
+      valid_until_ = sent + lease_ms() - margin();
+      return {};
+    }
+    spdlog::warn("cluster: lost the lease (epoch {}); standing by", epoch_);
+    leading_ = false;
+    fence_->set(std::nullopt);
+    return {};
+  }
+
+  Result<void> campaign(Steady::time_point sent) {
+    {
+      std::lock_guard lock(mutex_);
+      if (sent < hold_until_) return {};
+    }
+    auto r = pg::exec(
+        conn_.get(),
+        "INSERT INTO celos_lease AS l (cluster, holder, url, epoch, since, expires) "
+        "VALUES ($1, $2, $3, 1, now(), now() + $4 * interval '1 millisecond') "
+        "ON CONFLICT (cluster) DO UPDATE SET holder = excluded.holder, url = excluded.url, "
+        "epoch = l.epoch + 1, since = now(), expires = excluded.expires "
+        "WHERE l.expires <= now() RETURNING epoch",
+        {options_.name, options_.node_id, options_.url, std::to_string(lease_ms().count())});
+    if (!r) return tl::unexpected(r.error());
+    if (PQntuples(r->get()) != 1) return {};
+    std::lock_guard lock(mutex_);
+    epoch_ = std::stoll(pg::field(r->get(), 0, 0).value_or("0"));
+    leading_ = true;
+    valid_until_ = sent + lease_ms() - margin();
+    fence_->set(WriteFence::Holder{options_.name, options_.node_id, epoch_});
+    spdlog::info("cluster {}: {} is the leader now (epoch {})", options_.name, options_.node_id,
+                 epoch_);
+    return {};
+  }
+
+  Result<void> heartbeat() {
+    const bool leader = is_leader();
+    auto r = pg::exec(conn_.get(),
+                      "INSERT INTO celos_nodes (cluster, id, url, role, last_seen) "
+                      "VALUES ($1, $2, $3, $4, now()) ON CONFLICT (cluster, id) DO UPDATE SET "
+                      "url = excluded.url, role = excluded.role, last_seen = now()",
+                      {options_.name, options_.node_id, options_.url,
+                       std::string(to_string(leader ? ClusterRole::kLeader : ClusterRole::kStandby))});
+    if (!r) return tl::unexpected(r.error());
+    r = pg::exec(conn_.get(),
+                 "SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
+                 "AND expires > now()",
+                 {options_.name});
+    if (!r) return tl::unexpected(r.error());
+    std::lock_guard lock(mutex_);
+    leader_url_ = PQntuples(r->get()) == 1 ? pg::field(r->get(), 0, 0).value_or("") : "";
+    return {};
+  }
+
+  Result<std::string> current_leader_url() const {
+    auto conn = reads_.take();
+    if (!conn) return tl::unexpected(conn.error());
+    pg::PooledConn c(reads_, std::move(*conn));
+    auto r = pg::exec(c.get(),
+                      "SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
+                      "AND expires > now()",
+                      {options_.name});
+    if (!r) return tl::unexpected(r.error());
+    return PQntuples(r->get()) == 1 ? pg::field(r->get(), 0, 0).value_or("") : std::string();
+  }
+
+  // Gives the lease up (on a connection of its own: the ticking thread may be busy).
+  Result<void> release(std::chrono::seconds hold) {
+    std::int64_t epoch;
+    {
+      std::lock_guard lock(mutex_);
+      epoch = epoch_;
+      leading_ = false;
+      fence_->set(std::nullopt);
+      hold_until_ = Steady::now() + hold;
+    }
+    auto conn = reads_.take();
+    if (!conn) return tl::unexpected(conn.error());
+    pg::PooledConn c(reads_, std::move(*conn));
+    auto r = pg::exec(c.get(),
+                      "UPDATE celos_lease SET holder = NULL, url = NULL, expires = now() "
+                      "WHERE cluster = $1 AND holder = $2 AND epoch = $3",
+                      {options_.name, options_.node_id, std::to_string(epoch)});
+    if (!r) return tl::unexpected(r.error());
+    spdlog::info("cluster {}: {} stepped down (epoch {}); not campaigning for {} s",
+                 options_.name, options_.node_id, epoch, hold.count());
+    return {};
+  }
+
+  const std::string uri_;
+  const ClusterOptions options_;
+  std::shared_ptr<WriteFence> fence_;
+  mutable pg::Pool reads_;
+  pg::Conn conn_;  // the ticking thread's
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  bool leading_ = false;
+  std::int64_t epoch_ = 0;
+  Steady::time_point valid_until_{};
+  Steady::time_point hold_until_{};
+  mutable std::string leader_url_;
+  std::thread thread_;
+};
+
+Result<ClusterView> PostgresCluster::view() {
+  auto conn = reads_.take();
+  if (!conn) return tl::unexpected(conn.error());
+  pg::PooledConn c(reads_, std::move(*conn));
+  auto lease = pg::exec(c.get(),
+                        "SELECT holder, url, epoch, (extract(epoch FROM since) * 1000)::bigint "
+                        "FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
+                        "AND expires > now()",
+                        {options_.name});
+  if (!lease) return tl::unexpected(lease.error());
+  ClusterView v;
+  v.name = options_.name;
+  std::string holder;
+  if (PQntuples(lease->get()) == 1) {
+    holder = pg::field(lease->get(), 0, 0).value_or("");
+    v.leader = ClusterLeaderInfo{holder, pg::field(lease->get(), 0, 1).value_or(""),
+                                 std::stoll(pg::field(lease->get(), 0, 2).value_or("0")),
+                                 ms_time(pg::field(lease->get(), 0, 3))};
+  }
+  auto nodes = pg::exec(c.get(),
+                        "SELECT id, url, (extract(epoch FROM last_seen) * 1000)::bigint "
+                        "FROM celos_nodes WHERE cluster = $1 AND last_seen > now() - $2 * "
+                        "interval '1 millisecond' ORDER BY id",
+                        {options_.name, std::to_string(10 * lease_ms().count())});
+  if (!nodes) return tl::unexpected(nodes.error());
+  for (int i = 0; i < PQntuples(nodes->get()); ++i) {
+    ClusterNodeInfo n{pg::field(nodes->get(), i, 0).value_or(""),
+                      pg::field(nodes->get(), i, 1).value_or(""), ClusterRole::kStandby,
+                      ms_time(pg::field(nodes->get(), i, 2))};
+    if (n.id == holder) n.role = ClusterRole::kLeader;
+    v.nodes.push_back(std::move(n));
+  }
+  v.self = {options_.node_id, options_.url,
+            is_leader() ? ClusterRole::kLeader : ClusterRole::kStandby, wall_now()};
+  return v;
+}
+
+}  // namespace
+
+std::unique_ptr<Cluster> make_postgres_cluster(std::string uri, ClusterOptions options,
+                                               std::shared_ptr<WriteFence> fence) {
+  return std::make_unique<PostgresCluster>(std::move(uri), std::move(options), std::move(fence));
+}
+
+}  // namespace celos

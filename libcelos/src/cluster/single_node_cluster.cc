@@ -1,0 +1,52 @@
+// A single server with the file backend: its own leader, epoch 1, since it started.
+#include <chrono>
+
+#include "celos/cluster.h"
+
+namespace celos {
+
+std::string_view to_string(ClusterRole role) {
+  return role == ClusterRole::kLeader ? "leader" : "standby";
+}
+
+namespace {
+
+Time wall_now() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+}
+
+class SingleNodeCluster final : public Cluster {
+ public:
+  explicit SingleNodeCluster(ClusterOptions options)
+      : options_(std::move(options)), since_(wall_now()) {}
+  const std::string& node_id() const override { return options_.node_id; }
+  bool is_leader() const override { return true; }
+  std::optional<std::string> leader_url() const override { return std::nullopt; }
+
+  Result<ClusterView> view() override {
+    ClusterView v;
+    v.name = options_.name;
+    v.self = {options_.node_id, options_.url, ClusterRole::kLeader, wall_now()};
+    v.leader = ClusterLeaderInfo{options_.node_id, options_.url, 1, since_};
+    v.nodes = {v.self};
+    return v;
+  }
+
+  Result<Time> step_down(std::chrono::seconds) override {
+    return fail("a server with the file state database is a cluster of one: there is no lease "
+                "to give up (use --state-db postgresql://… for a cluster)",
+                ErrorCode::kInvalid);
+  }
+
+ private:
+  ClusterOptions options_;
+  Time since_;
+};
+
+}  // namespace
+
+std::unique_ptr<Cluster> make_single_node_cluster(ClusterOptions options) {
+  return std::make_unique<SingleNodeCluster>(std::move(options));
+}
+
+}  // namespace celos

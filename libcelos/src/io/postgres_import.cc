@@ -1,0 +1,178 @@
+// --import-db: a file database (SPEC §5, the original's format included) into PostgreSQL in one
+// transaction (SPEC §11, §16). The directory is read whole before anything is written, so a
+// corrupt file stops the import with nothing written.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "celos/state_db.h"
+#include "io/pg.h"
+#include "io/postgres_schema.h"
+
+namespace celos {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FileContents {
+  std::map<SlotId, SlotState> slots;
+  std::map<SlotId, Time> reruns;  // slot -> when the rerun was asked
+  std::vector<std::string> paused;
+};
+
+Result<std::string> read_all(const fs::path& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return fail(fmt::format("cannot read {}", path.string()));
+  std::string text;
+  char buffer[8192];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
+  std::fclose(f);
+  return text;
+}
+
+bool hidden(const fs::path& p) { return p.filename().string().starts_with("."); }
+
+// <area>/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ> files, with their slot ids.
+Result<std::vector<std::pair<SlotId, fs::path>>> slot_files(const fs::path& area) {
+  std::vector<std::pair<SlotId, fs::path>> out;
+  std::error_code ec;
+  if (!fs::is_directory(area, ec)) return out;
+  for (const auto& wf : fs::directory_iterator(area)) {
+    if (!wf.is_directory() || hidden(wf.path())) continue;
+    for (const auto& day : fs::directory_iterator(wf.path())) {
+      if (!day.is_directory() || hidden(day.path())) continue;
+      for (const auto& file : fs::directory_iterator(day.path())) {
+        if (!file.is_regular_file() || hidden(file.path())) continue;
+        auto t = parse_time(day.path().filename().string() + "T" + file.path().filename().string());
+        if (!t) {
+          return fail(fmt::format("corrupt file database: unexpected file {}", file.path().string()),
+                      ErrorCode::kCorrupt);
+        }
+        out.push_back({SlotId{wf.path().filename().string(), *t}, file.path()});
+      }
+    }
+  }
+  return out;
+}
+
+// When a marker was written: its rerunTime, or (the original's empty markers) its mtime.
+Result<Time> rerun_time(const fs::path& path, const std::string& text) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (!ec && v.is_object()) {
+    if (const auto* t = v.as_object().if_contains("rerunTime"); t && t->is_string()) {
+      if (auto parsed = parse_time(std::string_view(t->get_string()))) return *parsed;
+    }
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return fail(fmt::format("cannot stat {}", path.string()));
+  return Time{std::chrono::milliseconds(std::int64_t{st.st_mtim.tv_sec} * 1000 +
+                                        st.st_mtim.tv_nsec / 1'000'000)};
+}
+
+Result<FileContents> read_directory(const fs::path& dir, Time now) {
+  FileContents contents;
+  auto slots = slot_files(dir / "state");
+  if (!slots) return tl::unexpected(slots.error());
+  for (const auto& [id, path] : *slots) {
+    auto text = read_all(path);
+    if (!text) return tl::unexpected(text.error());
+    auto state = slot_state_from_json(id, *text);
+    if (!state) {
+      return fail(fmt::format("corrupt state file {}: {}", path.string(), state.error().message),
+                  ErrorCode::kCorrupt);
+    }
+    contents.slots.emplace(id, std::move(*state));
+  }
+  auto reruns = slot_files(dir / "rerun");
+  if (!reruns) return tl::unexpected(reruns.error());
+  for (const auto& [id, path] : *reruns) {
+    auto text = read_all(path);
+    if (!text) return tl::unexpected(text.error());
+    auto marked = rerun_time(path, *text);
+    if (!marked) return tl::unexpected(marked.error());
+    auto slot = contents.slots.find(id);
+    const bool final = slot != contents.slots.end() && is_final(slot->second.status);
+    if (now - *marked > kRerunMarkerLifetime && final) continue;  // expired
+    contents.reruns.emplace(id, *marked);
+  }
+  std::error_code ec;
+  if (fs::is_directory(dir / "paused", ec)) {
+    for (const auto& f : fs::directory_iterator(dir / "paused")) {
+      if (!hidden(f.path())) contents.paused.push_back(f.path().filename().string());
+    }
+  }
+  return contents;
+}
+
+Result<void> empty_or_forced(PGconn* c, bool force) {
+  if (force) return pg::exec_script(c, "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
+                                       "DELETE FROM celos_paused; DELETE FROM celos_announced;");
+  auto r = pg::exec(c,
+                    "SELECT (SELECT count(*) FROM celos_slots) + (SELECT count(*) FROM "
+                    "celos_reruns) + (SELECT count(*) FROM celos_paused)");
+  if (!r) return tl::unexpected(r.error());
+  if (pg::field(r->get(), 0, 0).value_or("0") != "0") {
+    return fail(fmt::format("state database at {} is not empty: refusing to import into it "
+                            "(--force empties it first)",
+                            pg::describe(c)),
+                ErrorCode::kInvalid);
+  }
+  return {};
+}
+
+Result<void> write_contents(PGconn* c, const FileContents& contents, bool force) {
+  if (auto ok = empty_or_forced(c, force); !ok) return ok;
+  std::vector<const SlotState*> slots;
+  slots.reserve(contents.slots.size());
+  for (const auto& [id, s] : contents.slots) slots.push_back(&s);
+  if (auto ok = insert_slot_rows(c, slots); !ok) return ok;
+  std::vector<pg::Param> wf, time, marked, paused;
+  for (const auto& [id, t] : contents.reruns) {
+    wf.emplace_back(id.workflow);
+    time.emplace_back(format_time(id.time));
+    marked.emplace_back(format_time(t));
+  }
+  auto r = pg::exec(c,
+                    "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) SELECT * FROM "
+                    "unnest($1::text[], $2::timestamptz[], $3::timestamptz[])",
+                    {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(marked)});
+  if (!r) return tl::unexpected(r.error());
+  for (const auto& p : contents.paused) paused.emplace_back(p);
+  r = pg::exec(c, "INSERT INTO celos_paused (workflow) SELECT * FROM unnest($1::text[])",
+               {pg::array_literal(paused)});
+  if (!r) return tl::unexpected(r.error());
+  return {};
+}
+
+}  // namespace
+
+Result<ImportReport> import_file_database(const std::string& dir, const std::string& uri,
+                                          bool force, Time now) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return fail(fmt::format("file database directory {} does not exist", dir), ErrorCode::kInvalid);
+  }
+  auto lock = open_file_state_database(make_local_file_system(), dir);  // held until we return
+  if (!lock) return tl::unexpected(lock.error());
+  auto contents = read_directory(dir, now);
+  if (!contents) return tl::unexpected(contents.error());
+  auto target = open_state_database(uri);  // creates or migrates the schema
+  if (!target) return tl::unexpected(target.error());
+  auto conn = pg::connect(uri);
+  if (!conn) return tl::unexpected(conn.error());
+  if (auto begun = pg::exec(conn->get(), "BEGIN"); !begun) return tl::unexpected(begun.error());
+  if (auto ok = write_contents(conn->get(), *contents, force); !ok) {
+    (void)pg::exec(conn->get(), "ROLLBACK");
+    return tl::unexpected(ok.error());
+  }
+  if (auto ok = pg::exec(conn->get(), "COMMIT"); !ok) return tl::unexpected(ok.error());
+  return ImportReport{contents->slots.size(), contents->reruns.size(), contents->paused.size()};
+}
+
+}  // namespace celos

@@ -1,0 +1,172 @@
+"""A celos cluster (SPEC §11, §16): three celos-server processes on one private PostgreSQL.
+One leader steps; standbys serve reads and forward mutations; kill -9 of the leader and
+step-down hand the lease to another node with a higher epoch. Also the file backend's cluster
+of one. Polls are bounded; the scheduler is stepped with explicit times."""
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import unittest
+
+from server_process import SERVER, CelosServer
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import pg_util  # noqa: E402
+from e2e_util import poll  # noqa: E402
+
+LEASE = 3  # seconds: takeover must come within LEASE + 5
+
+WORKFLOW = """
+celos.defineWorkflow({
+    "id": "hourly",
+    "schedule": celos.hourlySchedule(),
+    "schedulingStrategy": celos.serialSchedulingStrategy(100),
+    "trigger": celos.alwaysTrigger(),
+    "externalService": celos.commandExternalService("true"),
+    "startTime": "2015-09-14T00:00Z"
+});
+"""
+
+
+def cluster_of(server):
+    r = server.get("/api/v1/cluster", timeout=5)
+    return r.json if r.status == 200 else None
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class SingleFileServerTest(unittest.TestCase):
+    def test_a_file_backend_server_is_its_own_leader_and_cannot_step_down(self):
+        server = CelosServer(workflows={"wf.js": WORKFLOW}, args=["--node-id", "solo"])
+        try:
+            c = cluster_of(server)
+            self.assertEqual(c["name"], "celos")
+            self.assertEqual(c["self"]["id"], "solo")
+            self.assertEqual(c["self"]["role"], "leader")
+            self.assertEqual(c["self"]["url"], "http://127.0.0.1:%d" % server.port)
+            self.assertEqual(c["leader"]["epoch"], 1)
+            self.assertEqual(c["leader"]["id"], "solo")
+            self.assertEqual([n["id"] for n in c["nodes"]], ["solo"])
+            self.assertEqual(server.post("/api/v1/cluster/step-down").status, 409)
+            self.assertEqual(server.post("/api/v1/cluster/step-down?seconds=86401").status, 400)
+            self.assertEqual(server.post("/api/v1/cluster/step-down?seconds=x").status, 400)
+        finally:
+            server.close()
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class ThreeNodeClusterTest(unittest.TestCase):
+    def setUp(self):
+        why_not = pg_util.available()
+        if why_not:
+            self.skipTest(why_not)
+        self.pg = pg_util.PrivatePostgres()
+        self.uri = self.pg.create_database("cluster")
+        self.shared = tempfile.mkdtemp(prefix="celos-cluster-jobs-")
+        self.nodes = {}
+        for name in ("a", "b", "c"):
+            self.nodes[name] = self.start_node(name)
+
+    def start_node(self, name):
+        server = CelosServer(workflows={"wf.js": WORKFLOW}, start=False,
+                             args=["--state-db", self.uri, "--node-id", name,
+                                   "--lease-seconds", str(LEASE), "--cluster-name", "test"])
+        server.db_flag = self.shared  # one jobs directory for all (shared storage)
+        server.start()
+        return server
+
+    def tearDown(self):
+        for server in self.nodes.values():
+            server.close()
+        self.pg.close()
+        shutil.rmtree(self.shared, ignore_errors=True)
+
+    def leader(self, among=None, other_than=None):
+        """The node every live node agrees leads (bounded poll)."""
+        among = among or list(self.nodes)
+
+        def agreed():
+            views = [cluster_of(self.nodes[n]) for n in among]
+            if any(v is None or v["leader"] is None for v in views):
+                return None
+            ids = {v["leader"]["id"] for v in views}
+            if len(ids) != 1 or ids == {other_than}:
+                return None
+            return views[0]["leader"]
+        return poll(agreed, "the nodes to agree on a leader", timeout=LEASE + 10)
+
+    def standby(self, leader_id):
+        return next(n for n in self.nodes if n != leader_id)
+
+    def test_one_leader_standbys_forward_and_serve_reads(self):
+        leader = self.leader()
+        view = cluster_of(self.nodes["a"])
+        self.assertEqual(view["name"], "test")
+        self.assertEqual(sorted(n["id"] for n in view["nodes"]), ["a", "b", "c"])
+        self.assertEqual([n["id"] for n in view["nodes"] if n["role"] == "leader"], [leader["id"]])
+        self.assertEqual(leader["url"], self.nodes[leader["id"]].url(""))
+        standby = self.nodes[self.standby(leader["id"])]
+        self.assertEqual(cluster_of(standby)["self"]["role"], "standby")
+        # A step asked of a standby is the leader's step, answered with the leader's answer.
+        r = standby.post("/scheduler?time=2015-09-14T03:00Z")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["workflows"], 1)
+        self.assertEqual(r.json["errors"], [])
+        for server in self.nodes.values():
+            s = server.get("/slot-state?id=hourly&time=2015-09-14T00:00Z")
+            self.assertEqual(s.status, 200, s)
+            self.assertIn(s.json["status"], ("READY", "RUNNING", "SUCCESS"))
+        # A request already forwarded once is never forwarded again.
+        r = standby.request("POST", "/scheduler?time=2015-09-14T03:00Z", body=b"",
+                            headers={"X-Celos-Forwarded": "elsewhere"})
+        self.assertEqual(r.status, 503)
+        self.assertIn("error", r.json)
+
+    def test_kill_9_of_the_leader_hands_over_with_a_higher_epoch(self):
+        first = self.leader()
+        killed = self.nodes.pop(first["id"])
+        started = time.monotonic()
+        killed.process.send_signal(signal.SIGKILL)
+        killed.process.wait()
+        killed.close()
+        second = self.leader(other_than=first["id"])
+        took = time.monotonic() - started
+        self.assertNotEqual(second["id"], first["id"])
+        self.assertGreater(second["epoch"], first["epoch"])
+        self.assertLessEqual(took, LEASE + 5 + 2)
+        survivor = self.nodes[self.standby(second["id"])]
+        r = survivor.post("/scheduler?time=2015-09-14T05:00Z")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["errors"], [])
+
+    def test_step_down_hands_the_lease_to_another_node(self):
+        first = self.leader()
+        r = self.nodes[first["id"]].post("/api/v1/cluster/step-down?seconds=60")
+        self.assertEqual(r.status, 200, r)
+        self.assertIn("until", r.json)
+        second = self.leader(other_than=first["id"])
+        self.assertGreater(second["epoch"], first["epoch"])
+        self.assertEqual(cluster_of(self.nodes[first["id"]])["self"]["role"], "standby")
+        # Asked of a standby, step-down is forwarded to the leader.
+        r = self.nodes[first["id"]].post("/api/v1/cluster/step-down?seconds=60")
+        self.assertEqual(r.status, 200, r)
+        third = self.leader(other_than=second["id"])
+        self.assertNotIn(third["id"], (first["id"], second["id"]))
+
+    def test_postgres_down_and_back(self):
+        leader = self.leader()
+        self.pg.stop()
+        # Nodes stay up; after the lease, nobody leads and mutations are 503 JSON.
+        def no_leader():
+            r = self.nodes[leader["id"]].post("/scheduler?time=2015-09-14T03:00Z")
+            return r.status == 503 or (r.status == 200 and r.json["workflows"] == 0)
+        poll(no_leader, "the leader to stop stepping", timeout=LEASE + 10)
+        for server in self.nodes.values():
+            self.assertIsNone(server.process.poll())
+        self.pg.start()
+        self.leader()
+        r = self.nodes["a"].post("/scheduler?time=2015-09-14T03:00Z")
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.json["workflows"], 1)
