@@ -111,7 +111,10 @@ json::object operation(const Route& route, const std::string& path) {
     responses["401"] = error;
     responses["403"] = error;
   }
-  if (route.mutates) responses["502"] = error;
+  if (route.mutates) {
+    responses["409"] = error;  // e.g. step-down on a cluster of one
+    responses["502"] = error;
+  }
   responses["503"] = error;  // loading, shutting down
   std::string description = route.role == Role::kPublic
                                 ? "Never needs a token."
