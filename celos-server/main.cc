@@ -28,6 +28,7 @@
 #include "celos/auth.h"
 #include "celos/host_check.h"
 #include "celos/metrics.h"
+#include "celos/executor.h"
 #include "celos/cluster.h"
 #include "celos/cluster_api.h"
 #include "celos/hadoop.h"
@@ -149,7 +150,13 @@ int main(int argc, char** argv) try {
     hadoop_config = celos::read_hadoop_config_dir(opts.hadoop_conf_dir);
   }
   if (!hadoop_config) throw StartupError{hadoop_config.error().message};
-  auto http = celos::make_curl_http_client();
+  // --io-timeout bounds every external call: Oozie, WebHDFS, Slurm commands, API kills.
+  const auto io_timeout = std::chrono::milliseconds(
+      static_cast<std::int64_t>(opts.io_timeout_seconds * 1000));
+  celos::HttpClientOptions http_options;
+  http_options.total_timeout = io_timeout;
+  http_options.connect_timeout = std::min(http_options.connect_timeout, io_timeout);
+  auto http = celos::make_curl_http_client(http_options);
   // A file database locks its directory (a second server on it exits 1, naming it and the
   // holder's pid); PostgreSQL migrates its schema and, when unreachable, is retried on use.
   celos::StateDatabaseOptions db_options;
@@ -167,7 +174,7 @@ int main(int argc, char** argv) try {
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
-       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir});
+       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir, .io_timeout = io_timeout});
   // Metrics see external calls through decorators; the services themselves know nothing of it.
   celos::Metrics metrics;
   auto measured_source = celos::instrument_workflow_source(*source, metrics);
@@ -176,6 +183,9 @@ int main(int argc, char** argv) try {
   celos::Scheduler scheduler(*measured_source, *state_db, *measured_file_systems);
   scheduler.add_listener(metrics);
   if (auto mode = state_db->maintenance()) metrics.set_maintenance(mode->mode);
+  // SPEC §10: at most --io-concurrency external calls of a step in flight.
+  auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
+  scheduler.set_executor(*executor);
 
   std::unique_ptr<celos::TokenStore> tokens;
   if (!opts.auth_tokens.empty()) {

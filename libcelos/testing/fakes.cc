@@ -8,38 +8,57 @@ namespace celos::testing {
 
 // ---- FakeExternalService
 
+Result<void> FakeExternalService::check_reachable(const std::string& call) {
+  calls_.push_back(call);
+  if (down_) return fail("fake service down");
+  if (unreachable_) return fail("fake service: connection refused", ErrorCode::kUnavailable);
+  return {};
+}
+
 Result<std::string> FakeExternalService::submit(const SlotId& slot) {
   if (throws_) throw std::runtime_error("fake service bug");
-  if (down_) return fail("fake service down");
+  std::lock_guard lock(mutex_);
+  if (auto ok = check_reachable("submit " + to_string(slot)); !ok) return tl::unexpected(ok.error());
+  if (refuses_) return fail("fake service refuses the job: invalid partition", ErrorCode::kInvalid);
   submitted.push_back(slot);
   std::string id = fmt::format("job-{}", next_id_++);
   statuses[id] = ExternalStatus::kRunning;
   return id;
 }
 
-Result<void> FakeExternalService::start(const SlotId&, const std::string& external_id) {
-  if (down_) return fail("fake service down");
+Result<void> FakeExternalService::start(const SlotId& slot, const std::string& external_id) {
+  if (on_start) on_start(slot, external_id);
+  std::lock_guard lock(mutex_);
+  if (auto ok = check_reachable("start " + external_id); !ok) return ok;
   started.push_back(external_id);
   return {};
 }
 
 Result<ExternalStatus> FakeExternalService::status(const SlotId&,
                                                    const std::string& external_id) {
-  if (down_) return fail("fake service down");
+  std::lock_guard lock(mutex_);
+  if (auto ok = check_reachable("status " + external_id); !ok) return tl::unexpected(ok.error());
   auto it = statuses.find(external_id);
   if (it == statuses.end()) return fail("unknown job " + external_id);
   return it->second;
 }
 
 Result<void> FakeExternalService::kill(const SlotId&, const std::string& external_id) {
-  if (down_) return fail("fake service down");
+  std::lock_guard lock(mutex_);
+  if (auto ok = check_reachable("kill " + external_id); !ok) return ok;
   killed.push_back(external_id);
   statuses[external_id] = ExternalStatus::kFailure;
   return {};
 }
 
 void FakeExternalService::set_status(const std::string& external_id, ExternalStatus status) {
+  std::lock_guard lock(mutex_);
   statuses[external_id] = status;
+}
+
+std::vector<std::string> FakeExternalService::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
 }
 
 // ---- MemFileSystem
@@ -80,6 +99,9 @@ Result<void> MemFileSystem::write_files(const std::vector<FileWrite>& files) {
   for (const FileWrite& f : files) {
     ++writes_;
     if (fail_at_ > 0 && writes_ == fail_at_) return fail("injected failure writing " + f.path);
+    if (!fail_under_.empty() && f.path.rfind(fail_under_, 0) == 0) {
+      return fail("injected failure writing under " + fail_under_ + ": " + f.path);
+    }
     files_[f.path] = f.data;
     touch_parent(f.path);
     for (std::string d = parent_of(f.path); d != "/"; d = parent_of(d)) dirs_.insert(d);

@@ -17,7 +17,8 @@
 
 namespace celos::testing {
 
-// An external service whose jobs end when the test says so.
+// An external service whose jobs end when the test says so. Thread-safe (the step calls
+// services of different workflows concurrently); read the recorded vectors between steps.
 class FakeExternalService : public ExternalService {
  public:
   Result<std::string> submit(const SlotId& slot) override;
@@ -33,6 +34,16 @@ class FakeExternalService : public ExternalService {
   void set_down(bool down) { down_ = down; }
   // submit() throws std::runtime_error while set (a bug in a service).
   void set_throws(bool throws) { throws_ = throws; }
+  // submit() answers as a service that refuses the job (ErrorCode::kInvalid) while set.
+  void set_refuses(bool refuses) { refuses_ = refuses; }
+  // Calls fail as an unreachable endpoint (ErrorCode::kUnavailable) while set.
+  void set_unreachable(bool unreachable) { unreachable_ = unreachable; }
+  // Called at the start of every start() (e.g. to check that RUNNING is already stored).
+  std::function<void(const SlotId&, const std::string&)> on_start;
+  std::string endpoint() const override { return endpoint_; }
+  void set_endpoint(std::string endpoint) { endpoint_ = std::move(endpoint); }
+  // Calls made, in order ("submit wf@...", "start job-1", "status job-1", "kill job-1").
+  std::vector<std::string> calls() const;
 
   std::vector<SlotId> submitted;                // in order
   std::vector<std::string> started;             // external ids
@@ -40,9 +51,15 @@ class FakeExternalService : public ExternalService {
   std::map<std::string, ExternalStatus> statuses;
 
  private:
+  Result<void> check_reachable(const std::string& call);
+  mutable std::mutex mutex_;
+  std::vector<std::string> calls_;
+  std::string endpoint_;
   int next_id_ = 1;
   bool down_ = false;
   bool throws_ = false;
+  bool refuses_ = false;
+  bool unreachable_ = false;
 };
 
 // A file system in memory. Directories are implicit in file paths plus those made with
@@ -60,6 +77,12 @@ class MemFileSystem : public FileSystem {
   Result<std::vector<FileStatus>> list(const std::string& directory) override;
 
   void fail_at_write(int n) { fail_at_ = n; writes_ = 0; }
+  // Every write of a file under `prefix` fails (a stray file where a directory should be, a
+  // full disk for one workflow) until called again with "".
+  void fail_writes_under(std::string prefix) {
+    std::lock_guard lock(mutex_);
+    fail_under_ = std::move(prefix);
+  }
   void set_down(bool down) { down_ = down; }
   int exists_calls() const { return exists_calls_; }
   std::map<std::string, std::string> files() const;
@@ -73,6 +96,7 @@ class MemFileSystem : public FileSystem {
   void touch_parent(const std::string& path);
   int fail_at_ = 0;
   int writes_ = 0;
+  std::string fail_under_;
   int exists_calls_ = 0;
   bool down_ = false;
 };

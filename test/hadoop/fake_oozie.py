@@ -2,10 +2,15 @@
 """A fake Apache Oozie server speaking the workflow part of the Oozie Web Services API v2,
 written from the Oozie documentation: job submission (POST <oozie>/v2/jobs with an XML
 <configuration>, 201 {"id": ...}), PUT <oozie>/v2/job/<id>?action=start|kill,
-GET <oozie>/v2/job/<id>?show=info, and errors carried in the oozie-error-code /
-oozie-error-message headers.
+GET <oozie>/v2/job/<id>?show=info, the job list GET <oozie>/v2/jobs?jobtype=wf&filter=...
+&offset=N&len=N (filters id/status/name/user: AND across names, OR within a name), and errors
+carried in the oozie-error-code / oozie-error-message headers.
 
-    fake_oozie.py --port 0 [--state FILE]
+    fake_oozie.py --port 0 [--state FILE] [--latency-ms N]
+
+--latency-ms delays every API answer by N ms, as a real Oozie's round trip; requests overlap
+as on a real server (one thread per connection), and the fake records how many were in
+flight at most.
 
 With --state, jobs are kept in FILE, so a restarted fake still knows them (like Oozie's
 database). Prints the bound port on the first line of stdout. Serves under any prefix (/oozie/v2/...).
@@ -16,6 +21,8 @@ Control endpoints (not part of Oozie):
     GET  /_control/jobs                              {id: {"status", "properties", ...}}
     GET  /_control/requests                          the API requests received (JSON list)
     POST /_control/reset                             forget requests (jobs stay)
+    POST /_control/latency?ms=N                      change the latency
+    GET  /_control/stats                             {"requests", "maxInFlight", "latencyMs"}
 """
 
 import argparse
@@ -40,6 +47,10 @@ class State:
         self.requests = []
         self.next_id = 1
         self.start_status = "RUNNING"
+        self.latency_ms = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.served = 0
         self.stamp = time.strftime("%y%m%d%H%M%S", time.gmtime()) + "000"
         self.path = path
         if path and os.path.exists(path):
@@ -102,6 +113,20 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith("/_control/"):
             return self.control(url.path, query)
         with self.state.lock:
+            self.state.in_flight += 1
+            self.state.served += 1
+            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
+            latency = self.state.latency_ms
+        try:
+            if latency:
+                time.sleep(latency / 1000.0)
+            self.serve(url, query, body)
+        finally:
+            with self.state.lock:
+                self.state.in_flight -= 1
+
+    def serve(self, url, query, body):
+        with self.state.lock:
             self.state.requests.append({
                 "method": self.command, "path": url.path, "query": query,
                 "content_type": self.headers.get("Content-Type"),
@@ -109,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
         try:
             if url.path.endswith("/v2/jobs") and self.command == "POST":
                 return self.submit(query, body)
+            if url.path.endswith("/v2/jobs") and self.command == "GET":
+                return self.list_jobs(query)
             marker = "/v2/job/"
             if marker in url.path:
                 job_id = urllib.parse.unquote(url.path.split(marker, 1)[1])
@@ -158,6 +185,33 @@ class Handler(BaseHTTPRequestHandler):
                 self.start_job(self.state.jobs[job_id])
             self.state.save()
         return self.send(201, {"id": job_id})
+
+    def list_jobs(self, query):
+        """GET /v2/jobs: workflow jobs matching the filter, oldest first, a page at a time."""
+        if query.get("jobtype", "wf") not in ("wf", "workflow", ""):
+            raise OozieError(400, "E0303", "E0303: Invalid parameter value, [jobtype] = [%s]"
+                             % query.get("jobtype"))
+        wanted = {}
+        for part in filter(None, query.get("filter", "").split(";")):
+            name, sep, value = part.partition("=")
+            if not sep or name not in ("id", "status", "name", "user"):
+                raise OozieError(400, "E0420", "E0420: Invalid jobs filter [%s], invalid name [%s]"
+                                 % (query.get("filter"), name))
+            wanted.setdefault(name, set()).add(value)
+        try:
+            offset, length = int(query.get("offset", "1")), int(query.get("len", "50"))
+        except ValueError:
+            raise OozieError(400, "E0303", "E0303: Invalid parameter value, [offset/len]")
+        fields = {"id": "id", "status": "status", "name": "appName", "user": "user"}
+        with self.state.lock:
+            matching = [j for j in self.state.jobs.values()
+                        if all(j[fields[n]] in values for n, values in wanted.items())]
+            page = [self.info(j) for j in matching[offset - 1:offset - 1 + length]]
+        for entry in page:
+            entry.pop("conf", None)
+            entry.pop("actions", None)
+        return self.send(200, {"total": len(matching), "offset": offset, "len": length,
+                               "workflows": page})
 
     def start_job(self, job):
         if job["status"] != "PREP":
@@ -217,7 +271,16 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, self.state.jobs)
             if path == "/_control/reset" and self.command == "POST":
                 self.state.requests.clear()
+                self.state.max_in_flight = 0
+                self.state.served = 0
                 return self.send(200, {"ok": True})
+            if path == "/_control/latency" and self.command == "POST":
+                self.state.latency_ms = int(query["ms"])
+                return self.send(200, {"ok": True})
+            if path == "/_control/stats":
+                return self.send(200, {"requests": self.state.served,
+                                       "maxInFlight": self.state.max_in_flight,
+                                       "latencyMs": self.state.latency_ms})
             if path == "/_control/start-status" and self.command == "POST":
                 self.state.start_status = query["status"]
                 return self.send(200, {"ok": True})
@@ -240,8 +303,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--state", help="keep jobs in this JSON file across restarts")
+    parser.add_argument("--latency-ms", type=int, default=0, help="delay every answer by N ms")
     args = parser.parse_args()
-    handler = type("OozieHandler", (Handler,), {"state": State(args.state)})
+    state = State(args.state)
+    state.latency_ms = args.latency_ms
+    handler = type("OozieHandler", (Handler,), {"state": state})
+    ThreadingHTTPServer.request_queue_size = 256  # many concurrent clients, as a real server
     server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

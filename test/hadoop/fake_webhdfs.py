@@ -4,13 +4,18 @@ directory. Written from the Apache Hadoop "WebHDFS REST API" documentation: the 
 FileStatus, FileStatuses, {"boolean": ...} and RemoteException, CREATE and OPEN redirecting
 (307) to a data node, and a standby name node answering 403 StandbyException.
 
-    fake_webhdfs.py --port 0 [--root DIR] [--standby]
+    fake_webhdfs.py --port 0 [--root DIR] [--standby] [--latency-ms N]
+
+--latency-ms delays every WebHDFS answer by N ms (a real name node's round trip); requests
+overlap (one thread per connection) and the fake records how many were in flight at most.
 
 prints the name node's port on the first line of stdout and the data node's on the second.
 Control endpoints (not part of WebHDFS):
     POST /_control/state?standby=true|false   switch between active and standby
     GET  /_control/requests                   the WebHDFS requests received so far (JSON list)
     POST /_control/reset                      forget the recorded requests
+    POST /_control/latency?ms=N               change the latency
+    GET  /_control/stats                      {"requests", "maxInFlight", "latencyMs"}
 """
 
 import argparse
@@ -35,6 +40,10 @@ class State:
         self.lock = threading.Lock()
         self.requests = []
         self.datanode_port = 0
+        self.latency_ms = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.served = 0
 
     def local(self, hdfs_path):
         """The directory entry behind an absolute HDFS path (never outside root)."""
@@ -127,6 +136,20 @@ class Handler(BaseHTTPRequestHandler):
         hdfs_path = urllib.parse.unquote(url.path[len(PREFIX):]) or "/"
         op = query.get("op", "").upper()
         with self.state.lock:
+            self.state.in_flight += 1
+            self.state.served += 1
+            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
+            latency = self.state.latency_ms
+        try:
+            if latency:
+                time.sleep(latency / 1000.0)
+            return self.serve(op, hdfs_path, query, data)
+        finally:
+            with self.state.lock:
+                self.state.in_flight -= 1
+
+    def serve(self, op, hdfs_path, query, data):
+        with self.state.lock:
             self.state.requests.append({"node": "datanode" if self.datanode else "namenode",
                                         "method": self.command, "path": hdfs_path, "op": op,
                                         "query": query, "body_length": len(data)})
@@ -150,7 +173,17 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/_control/reset" and self.command == "POST":
             with self.state.lock:
                 self.state.requests.clear()
+                self.state.max_in_flight = 0
+                self.state.served = 0
             return self.send(200, {"ok": True})
+        if path == "/_control/latency" and self.command == "POST":
+            self.state.latency_ms = int(query["ms"])
+            return self.send(200, {"ok": True})
+        if path == "/_control/stats":
+            with self.state.lock:
+                return self.send(200, {"requests": self.state.served,
+                                       "maxInFlight": self.state.max_in_flight,
+                                       "latencyMs": self.state.latency_ms})
         if path == "/_control/state" and self.command == "POST":
             self.state.standby = query.get("standby", "false") == "true"
             return self.send(200, {"standby": self.state.standby})
@@ -264,6 +297,7 @@ class Handler(BaseHTTPRequestHandler):
 def serve(handler_state, datanode, port):
     handler = type("NameNode" if not datanode else "DataNode", (Handler,),
                    {"state": handler_state, "datanode": datanode})
+    ThreadingHTTPServer.request_queue_size = 256  # many concurrent clients, as a real server
     server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -276,10 +310,12 @@ def main():
     parser.add_argument("--datanode-port", type=int, default=0)
     parser.add_argument("--root", help="the directory behind HDFS / (default: a temp dir)")
     parser.add_argument("--standby", action="store_true", help="start as a standby name node")
+    parser.add_argument("--latency-ms", type=int, default=0, help="delay every answer by N ms")
     args = parser.parse_args()
     root = args.root or tempfile.mkdtemp(prefix="fake-hdfs-")
     os.makedirs(root, exist_ok=True)
     state = State(os.path.abspath(root), args.standby)
+    state.latency_ms = args.latency_ms
     datanode = serve(state, True, args.datanode_port)
     state.datanode_port = datanode.server_address[1]
     namenode = serve(state, False, args.port)

@@ -2,6 +2,7 @@
 (Oozie Web Services API v2, WebHDFS REST API), so that tests against them mean something."""
 
 import json
+import threading
 import os
 import shutil
 import tempfile
@@ -228,6 +229,36 @@ class OozieFakeTest(unittest.TestCase):
                                      {"Content-Type": "application/json"})
         self.assertEqual(status, 400)
         self.assertEqual(headers["oozie-error-code"], "E0300")
+
+    def test_the_job_list_filters_by_id_and_pages(self):
+        ids = [json.loads(self.submit()[2])["id"] for _ in range(3)]
+        self.oozie.control("/_control/status?id=%s&status=SUCCEEDED" % ids[2])
+        flt = urllib.parse.quote("id=%s;id=%s" % (ids[0], ids[2]))
+        status, _, body = request("GET", self.oozie.url(
+            "/oozie/v2/jobs?jobtype=wf&filter=%s&offset=1&len=1" % flt))
+        self.assertEqual(status, 200)
+        page = json.loads(body)
+        self.assertEqual((page["total"], page["offset"], page["len"]), (2, 1, 1))
+        self.assertEqual([w["id"] for w in page["workflows"]], [ids[0]])
+        status, _, body = request("GET", self.oozie.url(
+            "/oozie/v2/jobs?jobtype=wf&filter=%s&offset=2&len=1" % flt))
+        self.assertEqual([(w["id"], w["status"]) for w in json.loads(body)["workflows"]],
+                         [(ids[2], "SUCCEEDED")])
+        status, headers, _ = request("GET", self.oozie.url("/oozie/v2/jobs?filter=colour%3Dred"))
+        self.assertEqual((status, headers["oozie-error-code"]), (400, "E0420"))
+
+    def test_latency_delays_answers_that_overlap(self):
+        self.oozie.control("/_control/latency?ms=300")
+        self.oozie.control("/_control/reset")
+        threads = [threading.Thread(target=self.submit) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stats = self.oozie.control("/_control/stats", "GET")
+        self.assertEqual(stats["requests"], 4)
+        self.assertEqual(stats["latencyMs"], 300)
+        self.assertGreaterEqual(stats["maxInFlight"], 2)
 
     def test_jobs_survive_a_restart_with_a_state_file(self):
         state_dir = tempfile.mkdtemp(prefix="celos-oozie-")

@@ -17,6 +17,8 @@ enum class ErrorCode {
   kInvalid,      // bad input or an illegal transition (HTTP 400)
   kNotFound,     // unknown workflow or slot (HTTP 404)
   kCorrupt,      // stored data that cannot be read back (a corrupt state file)
+  kUnavailable,  // the outside world could not be reached or did not answer in time (a
+                 // connection refused, a timeout): the step stops asking that endpoint
 };
 
 struct Error {

@@ -74,6 +74,10 @@ class ExternalService {
   virtual std::string describe() const = 0;
   // The metric label of SPEC §16: "oozie", "command" or "slurm".
   virtual std::string_view kind() const = 0;
+  // The remote endpoint the calls go to ("oozie http://host:11000/oozie", "slurm"), or "" for
+  // none (local commands). Within a step, after the first timeout or connection error of an
+  // endpoint its remaining calls fail at once; batch calls group jobs by endpoint.
+  virtual std::string endpoint() const { return {}; }
 
   // One job of a batch call: the slot and its external id.
   struct Job {
@@ -91,6 +95,9 @@ class ExternalService {
   // Services whose jobs are best asked about together (status_many is one call, not a loop)
   // say so, and the step gives them all their RUNNING slots at once.
   virtual bool batches_status() const { return false; }
+  // Likewise for start_many (Slurm's `scontrol release`); the others' starts overlap per
+  // workflow.
+  virtual bool batches_start() const { return false; }
 };
 
 using ExternalServicePtr = std::shared_ptr<ExternalService>;

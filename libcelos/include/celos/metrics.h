@@ -74,7 +74,7 @@ class Metrics final : public SchedulerListener {
 
  private:
   static constexpr int kHttpCodes = 600;
-  void render_slots(std::string& out, const WorkflowConfig* config) const;
+  void render_slots(std::string& out) const;
   void render_external(std::string& out) const;
 
   std::atomic<std::uint64_t> steps_{0};
@@ -86,10 +86,10 @@ class Metrics final : public SchedulerListener {
   std::atomic<std::uint64_t> notifications_dropped_{0};
   std::atomic<int> maintenance_{0};
   std::function<bool()> is_leader_;
-  // Per workflow, its window's slots by status after its last step; written by the step and
-  // API mutations (serialized), read by scrapes.
+  // The slots the last step looked at, by status (adjusted by API changes since); written by
+  // the step and API mutations (serialized), read by scrapes.
   mutable std::mutex slots_mutex_;
-  std::map<std::string, std::array<int, kSlotStatusCount>> slots_;
+  std::array<long long, kSlotStatusCount> slots_{};
 };
 
 // Decorators that time every call into `metrics` (service label = the service's kind()).

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/executor.h"
 #include "celos/file_system.h"
 #include "celos/slot.h"
 #include "celos/state_db.h"
@@ -40,12 +41,15 @@ struct StepReport {
   int submitted = 0;          // slots submitted to their external service
   std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
   std::chrono::milliseconds duration{0};
+  int external_calls = 0;        // submit, start, status and kill calls made (batch = 1)
+  int external_call_errors = 0;  // of which failed
+  int data_checks = 0;           // distinct paths checked by triggers
+  std::string slowest_call;      // "12 ms (Oozie status of ...)", "" when none
+  // The slots the step looked at, by their state at its end (the window, reruns, RUNNING).
+  std::map<SlotStatus, int> slot_counts;
   // The maintenance mode the step ran in (SPEC §13): under drain nothing is submitted, under
   // pause the step does nothing.
   MaintenanceMode maintenance = MaintenanceMode::kOff;
-  // Per stepped workflow: its slots in the window after the step, counted by status (index =
-  // static_cast<int>(SlotStatus)), for celos_slots.
-  std::map<std::string, std::array<int, kSlotStatusCount>> slots_by_status;
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.
@@ -78,6 +82,9 @@ class Scheduler {
   // Adds a listener (not owned; must outlive the scheduler). Not thread-safe: call before the
   // first step.
   void add_listener(SchedulerListener& listener);
+  // The executor of the step's external calls (not owned; must outlive the scheduler). The
+  // default runs them one at a time on the step's thread. Call before the first step.
+  void set_executor(Executor& executor);
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -113,10 +120,8 @@ class Scheduler {
                                                   const std::string& workflow, Time slot_time);
   void set_config(WorkflowConfigPtr config);
   void notify(const std::vector<SlotChange>& changes);
-  // Reads the maintenance mode into the report; true under pause (the step does nothing).
-  bool maintenance_pauses(StepReport& report);
-  // Duration, the closing log line and the listeners' on_step.
-  StepReport finish_step(StepReport& report, std::chrono::steady_clock::time_point started);
+  // The stored maintenance mode (SPEC §13); pause, with an error in the report, if unreadable.
+  MaintenanceMode maintenance_mode(StepReport& report);
 
   WorkflowSource& source_;
   StateDatabase& db_;
@@ -124,6 +129,8 @@ class Scheduler {
   std::mutex config_mutex_;
   WorkflowConfigPtr config_;
   std::vector<SchedulerListener*> listeners_;
+  std::unique_ptr<Executor> inline_executor_;
+  Executor* executor_;
 };
 
 }  // namespace celos

@@ -27,6 +27,10 @@ struct ServerOptions {
   bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
   bool create_db = false;          // --create-db: create a missing --db (first installs)
   int auto_schedule_seconds = 0;   // 0 = no automatic stepping
+  // SPEC §10: external calls of a step in flight at once (1..1024; 1 = one at a time), and the
+  // bound of each call in seconds (> 0): Oozie, WebHDFS, Slurm commands, kills from the API.
+  int io_concurrency = 32;
+  double io_timeout_seconds = 30;
   // --allowed-hosts a,b ('*' = any); empty = the default list (celos/host_check.h).
   std::string allowed_hosts;
   // --auth-tokens FILE (absolute; empty = no authentication) and --auth-reads (SPEC §13).

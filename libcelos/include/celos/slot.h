@@ -65,9 +65,10 @@ struct SlotState {
   [[nodiscard]] Result<SlotState> running(std::string job) const;
   // RUNNING -> SUCCESS.
   [[nodiscard]] Result<SlotState> success() const;
-  // RUNNING -> WAITING with retry_count + 1 (the caller checks maxRetryCount).
+  // RUNNING (or READY: a refused submission) -> WAITING with retry_count + 1 (the caller
+  // checks maxRetryCount).
   [[nodiscard]] Result<SlotState> retry() const;
-  // RUNNING -> FAILURE.
+  // RUNNING (or READY: a refused submission) -> FAILURE.
   [[nodiscard]] Result<SlotState> failure() const;
   // SUCCESS, FAILURE, WAIT_TIMEOUT, KILLED -> WAITING, retry 0, external id cleared.
   [[nodiscard]] Result<SlotState> rerun() const;

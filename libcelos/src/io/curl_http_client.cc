@@ -152,7 +152,8 @@ class CurlHttpClient : public HttpClient {
 
  private:
   static tl::unexpected<Error> failure(const HttpRequest& request, const std::string& why) {
-    return fail(fmt::format("{} {} failed: {}", request.method, request.url, why));
+    return fail(fmt::format("{} {} failed: {}", request.method, request.url, why),
+                ErrorCode::kUnavailable);
   }
 
   CURL* handle_for_this_thread() {

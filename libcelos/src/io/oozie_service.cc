@@ -85,9 +85,13 @@ class OozieExternalService : public ExternalService {
     request.body = configuration_xml(properties);
     std::string what = fmt::format("Oozie submit of {}", to_string(slot));
     auto response = http_->send(request);
-    if (!response) return fail(fmt::format("{}: {}", what, response.error().message));
+    if (!response) return transport_error(what, response.error());
     if (response->status != 201 && response->status != 200) {
-      return oozie_error(what, request, *response);
+      // 4xx: Oozie refused this job (bad configuration): a failed attempt of the slot. 5xx:
+      // Oozie is unwell; the slot stays READY and is submitted again (SPEC §16).
+      auto error = oozie_error(what, request, *response);
+      if (response->status >= 400 && response->status < 500) error.value().code = ErrorCode::kInvalid;
+      return error;
     }
     return json_string_field(response->body, "id", what);
   }
@@ -96,7 +100,7 @@ class OozieExternalService : public ExternalService {
     HttpRequest request = job_request("PUT", external_id, "action=start");
     std::string what = fmt::format("Oozie start of {} ({})", external_id, to_string(slot));
     auto response = http_->send(request);
-    if (!response) return fail(fmt::format("{}: {}", what, response.error().message));
+    if (!response) return transport_error(what, response.error());
     if (response->status != 200) return oozie_error(what, request, *response);
     return {};
   }
@@ -104,20 +108,41 @@ class OozieExternalService : public ExternalService {
   Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override {
     auto text = job_status(slot, external_id);
     if (!text) return tl::unexpected(text.error());
-    if (*text == "PREP" || *text == "RUNNING") return ExternalStatus::kRunning;
-    if (*text == "SUCCEEDED") return ExternalStatus::kSuccess;
-    if (*text == "KILLED" || *text == "FAILED" || *text == "SUSPENDED") {
-      return ExternalStatus::kFailure;
-    }
-    return fail(fmt::format("Oozie job {} ({}) has an unknown status '{}'", external_id,
-                            to_string(slot), *text));
+    return status_of(slot, external_id, *text);
   }
+
+  // SPEC §16: the job list filtered by id, page by page, in chunks of ids that keep the URL
+  // short; a failed list call or a job missing from it falls back to one call per job.
+  std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
+    std::map<std::string, Result<ExternalStatus>> out;
+    for (std::size_t from = 0; from < jobs.size(); from += kListChunk) {
+      const std::size_t to = std::min(jobs.size(), from + kListChunk);
+      auto listed = list_jobs(jobs, from, to);
+      if (!listed && listed.error().code == ErrorCode::kUnavailable) {
+        for (std::size_t i = from; i < jobs.size(); ++i) {
+          out.emplace(jobs[i].external_id, tl::unexpected(listed.error()));
+        }
+        return out;  // Oozie is down: asking job by job would only wait longer
+      }
+      for (std::size_t i = from; i < to; ++i) {
+        const Job& job = jobs[i];
+        const std::string* text = nullptr;
+        if (listed) {
+          if (auto it = listed->find(job.external_id); it != listed->end()) text = &it->second;
+        }
+        out.emplace(job.external_id, text ? status_of(job.slot, job.external_id, *text)
+                                          : status(job.slot, job.external_id));
+      }
+    }
+    return out;
+  }
+  bool batches_status() const override { return true; }
 
   Result<void> kill(const SlotId& slot, const std::string& external_id) override {
     HttpRequest request = job_request("PUT", external_id, "action=kill");
     std::string what = fmt::format("Oozie kill of {} ({})", external_id, to_string(slot));
     auto response = http_->send(request);
-    if (!response) return fail(fmt::format("{}: {}", what, response.error().message));
+    if (!response) return transport_error(what, response.error());
     if (response->status == 200) return {};
     // Oozie refuses to kill a job that has already ended; that is not an error for us.
     if (auto text = job_status(slot, external_id);
@@ -129,15 +154,73 @@ class OozieExternalService : public ExternalService {
 
   std::string describe() const override { return "oozie " + url_; }
   std::string_view kind() const override { return "oozie"; }
+  std::string endpoint() const override { return "oozie " + url_; }
 
  private:
   Result<std::string> job_status(const SlotId& slot, const std::string& external_id) {
     HttpRequest request = job_request("GET", external_id, "show=info");
     std::string what = fmt::format("Oozie status of {} ({})", external_id, to_string(slot));
     auto response = http_->send(request);
-    if (!response) return fail(fmt::format("{}: {}", what, response.error().message));
+    if (!response) return transport_error(what, response.error());
     if (response->status != 200) return oozie_error(what, request, *response);
     return json_string_field(response->body, "status", what);
+  }
+
+  static constexpr std::size_t kListChunk = 50;
+
+  static Result<ExternalStatus> status_of(const SlotId& slot, const std::string& external_id,
+                                          const std::string& text) {
+    // PREP: submitted, not started yet (a crash between record and start): the step starts it.
+    if (text == "PREP") return ExternalStatus::kSubmitted;
+    if (text == "RUNNING") return ExternalStatus::kRunning;
+    if (text == "SUCCEEDED") return ExternalStatus::kSuccess;
+    if (text == "KILLED" || text == "FAILED" || text == "SUSPENDED") {
+      return ExternalStatus(JobState::kFailure, fmt::format("Oozie job {} ended {}", external_id, text));
+    }
+    return fail(fmt::format("Oozie job {} ({}) has an unknown status '{}'", external_id,
+                            to_string(slot), text));
+  }
+
+  // id -> status text of jobs[from, to) as Oozie's job list reports them.
+  Result<std::map<std::string, std::string>> list_jobs(const std::vector<Job>& jobs,
+                                                       std::size_t from, std::size_t to) {
+    std::string filter;
+    for (std::size_t i = from; i < to; ++i) {
+      if (!filter.empty()) filter += ';';
+      filter += "id=" + jobs[i].external_id;
+    }
+    std::map<std::string, std::string> out;
+    for (std::size_t offset = 1;; offset += kListChunk) {
+      HttpRequest request;
+      request.url = fmt::format("{}/v2/jobs?jobtype=wf&filter={}&offset={}&len={}{}", url_,
+                                url_encode(filter), offset, kListChunk, user_query('&'));
+      const std::string what = fmt::format("Oozie job list of {} jobs", to - from);
+      auto response = http_->send(request);
+      if (!response) return transport_error(what, response.error());
+      if (response->status != 200) return oozie_error(what, request, *response);
+      boost::system::error_code ec;
+      json::value v = json::parse(response->body, ec);
+      const json::object* o = ec ? nullptr : v.if_object();
+      const json::value* list = o ? o->if_contains("workflows") : nullptr;
+      if (!list || !list->is_array()) return fail(what + ": no \"workflows\" list in the answer");
+      for (const json::value& job : list->get_array()) {
+        const json::object* j = job.if_object();
+        const json::value* id = j ? j->if_contains("id") : nullptr;
+        const json::value* status = j ? j->if_contains("status") : nullptr;
+        if (id && id->is_string() && status && status->is_string()) {
+          out.emplace(std::string(id->get_string()), std::string(status->get_string()));
+        }
+      }
+      const json::value* total = o->if_contains("total");
+      if (!total || !total->is_number() || list->get_array().size() < kListChunk ||
+          offset - 1 + kListChunk >= total->to_number<std::size_t>()) {
+        return out;
+      }
+    }
+  }
+
+  static tl::unexpected<Error> transport_error(const std::string& what, const Error& error) {
+    return fail(fmt::format("{}: {}", what, error.message), error.code);
   }
 
   HttpRequest job_request(const std::string& method, const std::string& id,

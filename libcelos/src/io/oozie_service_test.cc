@@ -144,7 +144,7 @@ TEST_CASE_METHOD(Fixture, "start is PUT action=start and a refusal is an error")
 TEST_CASE_METHOD(Fixture, "status maps Oozie's job states to running, success and failure") {
   using S = ExternalStatus;
   for (auto [oozie_status, expected] :
-       {std::pair{"PREP", S::kRunning}, std::pair{"RUNNING", S::kRunning},
+       {std::pair{"PREP", S::kSubmitted}, std::pair{"RUNNING", S::kRunning},
         std::pair{"SUCCEEDED", S::kSuccess}, std::pair{"KILLED", S::kFailure},
         std::pair{"FAILED", S::kFailure}, std::pair{"SUSPENDED", S::kFailure}}) {
     auto client = std::make_shared<FakeHttpClient>();
@@ -192,6 +192,55 @@ TEST_CASE_METHOD(Fixture, "kill refused for a running job is an error") {
   auto r = make()->kill(slot(), kJob);
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("E0000") != std::string::npos);
+}
+
+TEST_CASE_METHOD(Fixture, "a submission Oozie refuses with a 4xx is marked as refused") {
+  http->on(route("POST", kUrl + "/v2/jobs",
+                 answer(400, "", {{"oozie-error-code", "E0405"},
+                                  {"oozie-error-message", "E0405: no application path"}})));
+  auto id = make()->submit(slot());
+  REQUIRE_FALSE(id);
+  CHECK(id.error().code == ErrorCode::kInvalid);
+  CHECK(id.error().message.find("E0405") != std::string::npos);
+}
+
+TEST_CASE_METHOD(Fixture, "a submission Oozie fails with a 5xx or cannot answer is not a refusal") {
+  http->on(route("POST", kUrl + "/v2/jobs", answer(503, "")));
+  auto id = make()->submit(slot());
+  REQUIRE_FALSE(id);
+  CHECK(id.error().code == ErrorCode::kFailed);
+  auto down = std::make_shared<FakeHttpClient>();
+  down->on([](const HttpRequest&) -> std::optional<Result<HttpResponse>> {
+    return Result<HttpResponse>(fail("connection refused", ErrorCode::kUnavailable));
+  });
+  auto unreachable = make_oozie_external_service(down, kUrl, {}, nullptr, "");
+  CHECK(unreachable->submit(slot()).error().code == ErrorCode::kUnavailable);
+}
+
+TEST_CASE_METHOD(Fixture, "status_many asks the job list once and falls back per job for the missing") {
+  const std::string other = "0000002-150911205802478-oozie-oozi-W";
+  const std::string gone = "0000003-150911205802478-oozie-oozi-W";
+  http->on(route("GET", kUrl + "/v2/jobs?jobtype=wf&filter=",
+                 answer(200, R"({"total":2,"offset":1,"len":50,"workflows":[)"
+                             R"({"id":")" + kJob + R"(","status":"RUNNING"},)"
+                             R"({"id":")" + other + R"(","status":"SUCCEEDED"}]})")));
+  http->on(route("GET", kUrl + "/v2/job/" + gone, answer(200, job_info("KILLED"))));
+  auto answers = make()->status_many({{slot(), kJob}, {slot(), other}, {slot(), gone}});
+  CHECK(http->requests.size() == 2);
+  CHECK(http->requests[0].url.find("filter=id%3D" + kJob) != std::string::npos);
+  REQUIRE(answers.size() == 3);
+  CHECK(answers.at(kJob).value() == JobState::kRunning);
+  CHECK(answers.at(other).value() == JobState::kSuccess);
+  CHECK(answers.at(gone).value() == JobState::kFailure);
+  CHECK(make()->batches_status());
+}
+
+TEST_CASE_METHOD(Fixture, "status_many falls back to one call per job when the list fails") {
+  http->on(route("GET", kUrl + "/v2/jobs?", answer(500, "")));
+  http->on(route("GET", kUrl + "/v2/job/", answer(200, job_info("RUNNING"))));
+  auto answers = make()->status_many({{slot(), kJob}});
+  CHECK(http->requests.size() == 2);
+  CHECK(answers.at(kJob).value() == JobState::kRunning);
 }
 
 TEST_CASE_METHOD(Fixture, "describe names the Oozie URL") {

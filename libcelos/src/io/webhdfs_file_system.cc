@@ -203,7 +203,8 @@ class WebHdfsFileSystem : public FileSystem {
       return response;
     }
     return fail(fmt::format("WebHDFS {} {}: no active name node answered: {}", op, path,
-                            fmt::join(failures, "; ")));
+                            fmt::join(failures, "; ")),
+                ErrorCode::kUnavailable);
   }
 
   Result<void> create(const FileWrite& file) {

@@ -81,7 +81,9 @@ Result<SlotState> SlotState::success() const {
 }
 
 Result<SlotState> SlotState::retry() const {
-  auto next = transition(*this, {SlotStatus::kRunning}, SlotStatus::kWaiting, "retry");
+  // From READY too: a submission the service refused is a failed attempt (SPEC §16).
+  auto next = transition(*this, {SlotStatus::kRunning, SlotStatus::kReady}, SlotStatus::kWaiting,
+                         "retry");
   if (next) {
     next->retry_count = retry_count + 1;
     next->external_id.reset();
@@ -91,7 +93,8 @@ Result<SlotState> SlotState::retry() const {
 }
 
 Result<SlotState> SlotState::failure() const {
-  return transition(*this, {SlotStatus::kRunning}, SlotStatus::kFailure, "fail");
+  return transition(*this, {SlotStatus::kRunning, SlotStatus::kReady}, SlotStatus::kFailure,
+                    "fail");
 }
 
 Result<SlotState> SlotState::rerun() const {

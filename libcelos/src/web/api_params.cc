@@ -20,6 +20,7 @@ HttpServerResponse error_response(const Error& error) {
     case ErrorCode::kInvalid: return json_error(400, error.message);
     case ErrorCode::kNotFound: return json_error(404, error.message);
     case ErrorCode::kFailed: return json_error(502, error.message);
+    case ErrorCode::kUnavailable: return json_error(502, error.message);
     case ErrorCode::kCorrupt: return json_error(500, error.message);
   }
   return json_error(500, error.message);

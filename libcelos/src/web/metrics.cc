@@ -73,12 +73,9 @@ void Metrics::on_slot_changes(const std::vector<SlotChange>& changes) {
   std::lock_guard lock(slots_mutex_);
   for (const SlotChange& change : changes) {
     if (change.by == "step") continue;
-    auto it = slots_.find(change.to.id.workflow);
-    if (it == slots_.end()) continue;
-    auto& counts = it->second;
     const auto from = static_cast<std::size_t>(change.from ? change.from->status : SlotStatus::kWaiting);
-    if (counts[from] > 0) --counts[from];
-    ++counts[static_cast<std::size_t>(change.to.status)];
+    if (slots_[from] > 0) --slots_[from];
+    ++slots_[static_cast<std::size_t>(change.to.status)];
   }
 }
 
@@ -86,8 +83,12 @@ void Metrics::on_step(const StepReport& report) {
   steps_.fetch_add(1, std::memory_order_relaxed);
   step_duration_.observe(std::chrono::duration<double>(report.duration).count());
   set_maintenance(report.maintenance);
+  if (report.maintenance == MaintenanceMode::kPause) return;  // looked at nothing
   std::lock_guard lock(slots_mutex_);
-  for (const auto& [workflow, counts] : report.slots_by_status) slots_[workflow] = counts;
+  slots_.fill(0);
+  for (const auto& [status, count] : report.slot_counts) {
+    slots_[static_cast<std::size_t>(status)] = count;
+  }
 }
 
 void Metrics::count_http_request(int status) {
@@ -118,21 +119,14 @@ void Metrics::set_leader_source(std::function<bool()> is_leader) { is_leader_ = 
 
 int Metrics::running_slots() const {
   std::lock_guard lock(slots_mutex_);
-  int running = 0;
-  for (const auto& [workflow, counts] : slots_) {
-    running += counts[static_cast<std::size_t>(SlotStatus::kRunning)];
-  }
-  return running;
+  return static_cast<int>(slots_[static_cast<std::size_t>(SlotStatus::kRunning)]);
 }
 
-void Metrics::render_slots(std::string& out, const WorkflowConfig* config) const {
+void Metrics::render_slots(std::string& out) const {
   std::array<long long, kSlotStatusCount> totals{};
   {
     std::lock_guard lock(slots_mutex_);
-    for (const auto& [workflow, counts] : slots_) {
-      if (config != nullptr && config->find(workflow) == nullptr) continue;  // removed since
-      for (std::size_t i = 0; i < totals.size(); ++i) totals[i] += counts[i];
-    }
+    totals = slots_;
   }
   header(out, "celos_slots", "gauge", "Slots in the 7-day window by status, as of the last step.");
   for (SlotStatus status : kStatuses) {
@@ -177,7 +171,7 @@ std::string Metrics::render(const WorkflowConfig* config) const {
   header(out, "celos_workflow_load_errors", "gauge", "Workflow files that failed to load.");
   fmt::format_to(std::back_inserter(out), "celos_workflow_load_errors {}\n",
                  config ? config->errors.size() : 0);
-  render_slots(out, config);
+  render_slots(out);
   render_external(out);
   header(out, "celos_http_requests_total", "counter", "HTTP requests answered, by status code.");
   for (int code = 0; code < kHttpCodes; ++code) {

@@ -56,8 +56,9 @@ TEST_CASE("Every line of /metrics is valid text format 0.0.4 and every metric is
 TEST_CASE("Slots are counted by status as of the last step, every status and mode exported") {
   Metrics metrics;
   StepReport report;
-  report.slots_by_status["a"] = {3, 1, 2, 0, 0, 0, 0};
-  report.slots_by_status["b"] = {1, 0, 1, 5, 1, 0, 0};
+  report.slot_counts = {{SlotStatus::kWaiting, 4}, {SlotStatus::kReady, 1},
+                        {SlotStatus::kRunning, 3}, {SlotStatus::kSuccess, 5},
+                        {SlotStatus::kFailure, 1}};
   report.maintenance = MaintenanceMode::kDrain;
   report.duration = std::chrono::milliseconds(300);
   metrics.on_step(report);

@@ -18,7 +18,8 @@ namespace {
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
-    "                    [--slurm-bin DIR] [--state-db URI] [--node-id ID]\n"
+    "                    [--slurm-bin DIR] [--io-concurrency N] [--io-timeout SECONDS]\n"
+    "                    [--state-db URI] [--node-id ID]\n"
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
     "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
@@ -39,6 +40,10 @@ po::options_description describe_server_options() {
        "state database directory (must exist unless --create-db)")
       ("create-db", "create a missing --db directory (first installs)")
       ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
+      ("io-concurrency", po::value<std::string>(),
+       "external calls of a step in flight at once, 1-1024 (default 32; 1 = one at a time)")
+      ("io-timeout", po::value<std::string>(),
+       "seconds each external call may take (default 30)")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
        "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
       ("allowed-hosts", po::value<std::string>(),
@@ -69,6 +74,43 @@ Result<std::string> directory_option(const po::variables_map& vm, const char* na
   const auto& value = vm[name].as<std::string>();
   if (value.empty()) return fail(fmt::format("--{} must not be empty", name), ErrorCode::kInvalid);
   return absolute_directory(value);
+}
+
+// Read as text so that "abc", "1.5" and "" get our message rather than program_options'.
+Result<void> read_io_options(const po::variables_map& vm, ServerOptions& options) {
+  if (vm.count("io-concurrency")) {
+    const std::string& text = vm["io-concurrency"].as<std::string>();
+    std::size_t used = 0;
+    int value = 0;
+    try {
+      value = std::stoi(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || value < 1 || value > 1024) {
+      return fail(fmt::format("--io-concurrency must be a whole number from 1 to 1024, not \"{}\"",
+                              text),
+                  ErrorCode::kInvalid);
+    }
+    options.io_concurrency = value;
+  }
+  if (vm.count("io-timeout")) {
+    const std::string& text = vm["io-timeout"].as<std::string>();
+    std::size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || !(value > 0) || value > 86400) {
+      return fail(fmt::format("--io-timeout must be a positive number of seconds, not \"{}\"",
+                              text),
+                  ErrorCode::kInvalid);
+    }
+    options.io_timeout_seconds = value;
+  }
+  return {};
 }
 
 Result<void> read_cluster(const po::variables_map& vm, ServerOptions& options) {
@@ -117,7 +159,7 @@ Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
       return fail("--autoSchedule must be a positive number of seconds", ErrorCode::kInvalid);
     }
   }
-  return {};
+  return read_io_options(vm, options);
 }
 
 Result<void> read_directories(const po::variables_map& vm, ServerOptions& options) {

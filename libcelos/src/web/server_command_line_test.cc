@@ -166,6 +166,31 @@ TEST_CASE("server options: --slurm-bin names an existing directory") {
 }  // namespace celos
 
 namespace celos {
+TEST_CASE("server options: --io-concurrency and --io-timeout are checked") {
+  auto parse = [](std::vector<const char*> extra) {
+    std::vector<const char*> argv{"celos-server", "--port", "0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return parse_server_command_line(static_cast<int>(argv.size()), argv.data(), "v");
+  };
+  auto defaults = parse({});
+  REQUIRE(defaults);
+  CHECK(defaults->options->io_concurrency == 32);
+  CHECK(defaults->options->io_timeout_seconds == 30);
+  auto given = parse({"--io-concurrency", "1", "--io-timeout", "2.5"});
+  REQUIRE(given);
+  CHECK(given->options->io_concurrency == 1);
+  CHECK(given->options->io_timeout_seconds == 2.5);
+  for (const char* bad : {"0", "1025", "abc", "4x", ""}) {
+    auto r = parse({"--io-concurrency", bad});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("--io-concurrency") != std::string::npos);
+  }
+  for (const char* bad : {"0", "-1", "soon", "nan"}) {
+    auto r = parse({"--io-timeout", bad});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("--io-timeout") != std::string::npos);
+  }
+}
 namespace {
 
 TEST_CASE("server options: state database and cluster flags") {

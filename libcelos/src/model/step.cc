@@ -1,0 +1,492 @@
+#include "model/step.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "model/step_context.h"
+
+namespace celos::detail {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+// A RUNNING slot this close to leaving the 7-day window gets a rerun marker, which keeps it in
+// the step's view until it is final (SPEC §4: a running job is followed wherever it is in
+// time; a marker of a slot that is not final does not expire). Two days of margin cover a
+// scheduler that was down for a while.
+constexpr auto kFollowMargin = std::chrono::hours(48);
+
+// WAITING slots are evaluated in chunks: enough tasks to overlap the data checks of a workflow
+// with many late slots, few enough that a first step of 168 slots per workflow is not drowned
+// in task overhead.
+constexpr std::size_t kTriggerChunk = 16;
+
+void log_change(const SlotState& from, const SlotState& to) {
+  spdlog::info("slot {}: {} -> {}{}", to_string(to.id), to_string(from.status),
+               to_string(to.status),
+               to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
+}
+
+// Everything one workflow does in one step. Tasks of the executor touch only their own
+// WorkflowRun (or disjoint entries of its vectors); the step's thread reads them between
+// batches.
+struct WorkflowRun {
+  const Workflow* wf = nullptr;
+  bool active = false;                  // loaded (not paused, no error)
+  std::vector<std::string> errors;      // reported by the step's thread
+  std::vector<SlotState> slots;         // loaded, oldest first
+  std::map<Time, SlotState> stored;     // what was stored of them
+  std::set<Time> marked;                // times carried by a rerun marker
+  std::vector<SlotState> running;       // picks submitted in this step, as RUNNING
+  std::vector<SlotChange> changes;      // the other changes of this step
+  std::vector<std::optional<Result<TriggerStatus>>> triggers;  // per slot, WAITING ones
+  std::vector<std::optional<Result<ExternalStatus>>> statuses;  // per slot, RUNNING ones
+  std::vector<SlotState> restart;       // RUNNING slots whose job was never started
+
+  void error(std::string message) {
+    spdlog::warn("workflow {}: {}", wf->id, message);
+    errors.push_back(fmt::format("{}: {}", wf->id, std::move(message)));
+  }
+  std::optional<SlotState> from(Time t) const {
+    auto it = stored.find(t);
+    return it == stored.end() ? std::nullopt : std::optional<SlotState>(it->second);
+  }
+};
+
+// Jobs of one service endpoint (batching services) or of one workflow (the others), asked in
+// one task.
+struct JobGroup {
+  ExternalService* service = nullptr;
+  std::vector<ExternalService::Job> jobs;
+  std::vector<std::pair<WorkflowRun*, std::size_t>> targets;  // run and slot index per job
+};
+
+std::string group_key(const ExternalService& service, const Workflow& wf, bool batches) {
+  if (batches) return fmt::format("{}|{}", service.kind(), service.endpoint());
+  return "workflow|" + wf.id;
+}
+
+class Step {
+ public:
+  Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
+      : config_(config), now_(now), env_(std::move(env)), report_(report),
+        triggers_(now, env_.db, env_.file_systems),
+        datasets_(config, env_.db, env_.file_systems, now) {}
+
+  void run(const std::optional<std::set<std::string>>& ids) {
+    for (const auto& [id, workflow] : config_.workflows) {
+      if (ids && !ids->count(id)) continue;
+      runs_.push_back(WorkflowRun{});
+      runs_.back().wf = &workflow;
+    }
+    run_tasks([this](WorkflowRun& run) { isolated(run, [&] { load_and_submit(run); }); });
+    record_running();
+    start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.running; });
+    advance();
+    start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.restart; });
+    write_changes();
+    finish_report();
+  }
+
+ private:
+  template <class Body>
+  void run_tasks(Body body) {
+    std::vector<std::function<void()>> tasks;
+    tasks.reserve(runs_.size());
+    for (WorkflowRun& run : runs_) tasks.push_back([&run, &body] { body(run); });
+    env_.executor.run_all(std::move(tasks));
+  }
+
+  // Each workflow is its own failure domain: an error or even a bug in one never stops the
+  // others (SPEC §4 step 2).
+  template <class Body>
+  static void isolated(WorkflowRun& run, Body&& body) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      run.active = false;
+      run.error(fmt::format("step failed: {}", e.what()));
+    }
+  }
+
+  // One external call through the step's gate; a bug (an exception) in a service becomes an
+  // error of that call, never of the executor's thread.
+  template <class Call>
+  auto call(const ExternalService& service, const std::string& what, Call&& c) -> decltype(c()) {
+    return gate_.run(service.endpoint(), what, [&]() -> decltype(c()) {
+      try {
+        return c();
+      } catch (const std::exception& e) {
+        return tl::unexpected(Error{fmt::format("{} failed: {}", what, e.what())});
+      }
+    });
+  }
+
+  // Phase 1, one task per workflow: load its slots, then submit the strategy's picks one
+  // after another in pick order, stopping at the first failure (SPEC §16).
+  void load_and_submit(WorkflowRun& run) {
+    auto paused = env_.db.is_paused(run.wf->id);
+    if (!paused) return run.error(paused.error().message);
+    if (*paused) return;
+    if (auto loaded = load_slots(run); !loaded) return run.error(loaded.error().message);
+    run.active = true;
+    if (env_.drain) return;  // maintenance drain: READY slots wait
+    const Workflow& wf = *run.wf;
+    for (SlotState pick : wf.strategy->pick(run.slots)) {
+      // Datasets: the consumed set goes into the RUNNING record; leftovers are removed.
+      auto inputs = datasets_.before_submit(wf, pick, run.running);
+      if (!inputs) {
+        run.error(fmt::format("preparing the datasets of slot {} failed: {}",
+                              format_time(pick.id.time), inputs.error().message));
+        break;
+      }
+      auto external_id = call(*wf.service, "submit of " + to_string(pick.id),
+                              [&] { return wf.service->submit_with(pick.id, *inputs); });
+      if (!external_id) {
+        run.error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
+                              external_id.error().message));
+        if (external_id.error().code == ErrorCode::kInvalid) {  // refused: a failed attempt
+          SlotState next = failed_attempt(wf, pick, external_id.error().message, now_);
+          run.changes.push_back({run.from(pick.id.time), next, now_, "step"});
+        }
+        break;  // unreachable: the other picks stay READY
+      }
+      run.running.push_back(pick.running(*external_id).value());
+    }
+  }
+
+  // The schedule's times in the sliding window plus the slots marked for rerun, with their
+  // stored states (WAITING where nothing is stored), oldest first.
+  Result<void> load_slots(WorkflowRun& run) {
+    const Workflow& wf = *run.wf;
+    const Time window_start = std::max<Time>(now_ - kSlidingWindow, wf.start_time);
+    auto times = wf.schedule->times(window_start, now_, config_.schedule_context());
+    if (!times) return tl::unexpected(times.error());
+    auto stored = env_.db.get_slots(wf.id, window_start, now_);
+    if (!stored) return tl::unexpected(stored.error());
+    std::map<Time, SlotState> slots;
+    for (Time t : *times) slots.emplace(t, SlotState::waiting(SlotId{wf.id, t}));
+    for (SlotState& s : *stored) {
+      if (!slots.count(s.id.time)) continue;
+      run.stored.insert_or_assign(s.id.time, s);
+      slots.insert_or_assign(s.id.time, std::move(s));
+    }
+    auto reruns = env_.db.rerun_times(wf.id, now_);
+    if (!reruns) return tl::unexpected(reruns.error());
+    for (Time t : *reruns) {
+      if (t < wf.start_time) continue;
+      run.marked.insert(t);
+      if (slots.count(t)) continue;
+      auto state = env_.db.get_slot(SlotId{wf.id, t});
+      if (!state) return tl::unexpected(state.error());
+      if (state->has_value()) run.stored.insert_or_assign(t, **state);
+      slots.emplace(t, state->value_or(SlotState::waiting(SlotId{wf.id, t})));
+    }
+    run.slots.reserve(slots.size());
+    for (auto& [_, s] : slots) run.slots.push_back(std::move(s));
+    return {};
+  }
+
+  // Phase 2: every submitted slot is recorded as RUNNING, durably, before its job is started.
+  // A workflow whose record cannot be written starts nothing: an unstarted job is harmless, a
+  // started job that the database does not know about is not.
+  void record_running() {
+    std::vector<WorkflowRun*> writers;
+    for (WorkflowRun& run : runs_) {
+      if (!run.running.empty()) writers.push_back(&run);
+    }
+    write_isolated(writers, [](WorkflowRun& run) {
+      std::vector<SlotChange> out;
+      for (const SlotState& r : run.running) out.push_back({run.from(r.id.time), r, {}, "step"});
+      return out;
+    });
+    for (WorkflowRun* run : writers) report_.submitted += static_cast<int>(run->running.size());
+  }
+
+  // Writes the changes of `writers` as one group (one sync); when that fails, workflow by
+  // workflow, so that one workflow's unwritable directory is an error of that workflow alone.
+  // Writers whose changes could not be written lose them (and are told so in their errors).
+  template <class ChangesOf>
+  void write_isolated(std::vector<WorkflowRun*>& writers, ChangesOf changes_of) {
+    std::vector<std::vector<SlotChange>> changes;
+    std::vector<SlotState> all;
+    for (WorkflowRun* run : writers) {
+      changes.push_back(changes_of(*run));
+      for (SlotChange& c : changes.back()) {
+        c.at = now_;
+        all.push_back(c.to);
+      }
+    }
+    if (all.empty()) return;
+    std::vector<bool> ok(writers.size(), true);
+    if (auto written = env_.db.put_slots(all); !written) {
+      for (std::size_t i = 0; i < writers.size(); ++i) {
+        std::vector<SlotState> own;
+        for (const SlotChange& c : changes[i]) own.push_back(c.to);
+        if (auto mine = env_.db.put_slots(own); !mine) {
+          ok[i] = false;
+          writers[i]->error(fmt::format("recording {} slot states failed: {}", own.size(),
+                                        mine.error().message));
+          writers[i]->running.clear();  // submitted, not recorded: never started (logged above)
+        }
+      }
+    }
+    std::vector<SlotChange> committed;
+    for (std::size_t i = 0; i < writers.size(); ++i) {
+      if (!ok[i]) continue;
+      report_.changed += static_cast<int>(changes[i].size());
+      for (SlotChange& c : changes[i]) {
+        if (c.from) log_change(*c.from, c.to);
+        else log_change(SlotState::waiting(c.to.id), c.to);
+        committed.push_back(std::move(c));
+      }
+    }
+    if (!committed.empty() && env_.committed) env_.committed(committed);
+  }
+
+  // Starts the jobs `list_of` names: one start_many per endpoint for services that batch
+  // starts (Slurm: one `scontrol release`), one per workflow for the others.
+  template <class ListOf>
+  void start_jobs(ListOf list_of) {
+    std::map<std::string, JobGroup> groups;
+    for (WorkflowRun& run : runs_) {
+      for (const SlotState& s : list_of(run)) {
+        const ExternalService& service = *run.wf->service;
+        JobGroup& g = groups[group_key(service, *run.wf, service.batches_start())];
+        g.service = run.wf->service.get();
+        g.jobs.push_back({s.id, *s.external_id});
+        g.targets.push_back({&run, 0});
+      }
+    }
+    std::vector<std::function<void()>> tasks;
+    for (auto& entry : groups) {
+      JobGroup& group = entry.second;  // not a structured binding: clang 14 cannot capture one
+      tasks.push_back([this, &group] {
+        auto started = call(*group.service, fmt::format("start of {} jobs", group.jobs.size()),
+                            [&]() -> Result<std::map<std::string, Result<void>>> {
+                              return group.service->start_many(group.jobs);
+                            });
+        for (std::size_t i = 0; i < group.jobs.size(); ++i) {
+          const auto& job = group.jobs[i];
+          Result<void> r = started ? Result<void>{} : tl::unexpected(started.error());
+          if (started) {
+            auto it = started->find(job.external_id);
+            if (it != started->end()) r = it->second;
+          }
+          // The status query of the next steps tells what became of it.
+          if (!r) {
+            std::lock_guard lock(errors_mutex_);
+            group.targets[i].first->error(fmt::format("starting slot {} ({}) failed: {}",
+                                                      format_time(job.slot.time),
+                                                      job.external_id, r.error().message));
+          }
+        }
+      });
+    }
+    env_.executor.run_all(std::move(tasks));
+  }
+
+  // Phase 3: the status of every RUNNING slot and the trigger of every WAITING slot, asked
+  // concurrently; then each slot loaded in phase 1 moves on.
+  void advance() {
+    std::map<std::string, JobGroup> groups;
+    std::vector<std::function<void()>> tasks;
+    for (WorkflowRun& run : runs_) {
+      if (!run.active) continue;
+      run.triggers.resize(run.slots.size());
+      run.statuses.resize(run.slots.size());
+      std::vector<std::size_t> waiting;
+      for (std::size_t i = 0; i < run.slots.size(); ++i) {
+        const SlotState& s = run.slots[i];
+        if (s.status == SlotStatus::kRunning && s.external_id) {
+          const ExternalService& service = *run.wf->service;
+          JobGroup& g = groups[group_key(service, *run.wf, service.batches_status())];
+          g.service = run.wf->service.get();
+          g.jobs.push_back({s.id, *s.external_id});
+          g.targets.push_back({&run, i});
+        } else if (s.status == SlotStatus::kWaiting && !backing_off(s)) {
+          waiting.push_back(i);
+        }
+      }
+      for (std::size_t from = 0; from < waiting.size(); from += kTriggerChunk) {
+        std::vector<std::size_t> chunk(waiting.begin() + static_cast<std::ptrdiff_t>(from),
+                                       waiting.begin() + static_cast<std::ptrdiff_t>(
+                                           std::min(waiting.size(), from + kTriggerChunk)));
+        tasks.push_back([this, &run, chunk = std::move(chunk)] {
+          for (std::size_t i : chunk) {
+            try {
+              run.triggers[i] = run.wf->trigger->evaluate(run.slots[i].id.time, triggers_);
+            } catch (const std::exception& e) {
+              run.triggers[i] = fail(fmt::format("trigger failed: {}", e.what()));
+            }
+          }
+        });
+      }
+    }
+    for (auto& entry : groups) {
+      JobGroup& group = entry.second;  // not a structured binding: clang 14 cannot capture one
+      tasks.push_back([this, &group] { ask_status(group); });
+    }
+    env_.executor.run_all(std::move(tasks));
+    for (WorkflowRun& run : runs_) {
+      if (run.active) isolated(run, [&] { advance_slots(run); });
+    }
+  }
+
+  void ask_status(JobGroup& group) {
+    auto answers = call(*group.service, fmt::format("status of {} jobs", group.jobs.size()),
+                        [&]() -> Result<std::map<std::string, Result<ExternalStatus>>> {
+                          return group.service->status_many(group.jobs);
+                        });
+    for (std::size_t i = 0; i < group.jobs.size(); ++i) {
+      auto [run, index] = group.targets[i];
+      Result<ExternalStatus> r = fail("no answer for job " + group.jobs[i].external_id);
+      if (!answers) {
+        r = tl::unexpected(answers.error());
+      } else if (auto it = answers->find(group.jobs[i].external_id); it != answers->end()) {
+        r = it->second;
+      }
+      run->statuses[index] = std::move(r);  // disjoint entries: no lock needed
+    }
+  }
+
+  bool backing_off(const SlotState& s) const { return s.retry_at && now_ < *s.retry_at; }
+
+  void advance_slots(WorkflowRun& run) {
+    for (std::size_t i = 0; i < run.slots.size(); ++i) {
+      const SlotState& slot = run.slots[i];
+      std::optional<SlotState> next;
+      if (slot.status == SlotStatus::kWaiting && run.triggers[i]) {
+        next = advance_waiting(run, slot, *run.triggers[i]);
+      } else if (slot.status == SlotStatus::kRunning) {
+        next = advance_running(run, slot, run.statuses[i]);
+      }
+      if (next && *next != slot) run.changes.push_back({run.from(slot.id.time), *next, now_, "step"});
+    }
+  }
+
+  std::optional<SlotState> advance_waiting(WorkflowRun& run, const SlotState& slot,
+                                           const Result<TriggerStatus>& status) {
+    if (!status) {
+      run.error(fmt::format("trigger of slot {}: {}", format_time(slot.id.time),
+                            status.error().message));
+      return std::nullopt;
+    }
+    if (status->ready) return slot.ready().value();
+    if (now_ > slot.id.time + std::chrono::seconds(run.wf->wait_timeout_seconds)) {
+      return slot.wait_timeout().value();
+    }
+    return std::nullopt;
+  }
+
+  std::optional<SlotState> advance_running(WorkflowRun& run, const SlotState& slot,
+                                           const std::optional<Result<ExternalStatus>>& status) {
+    const Workflow& wf = *run.wf;
+    if (!slot.external_id) {  // cannot ask: a broken record
+      return failed_attempt(wf, slot, "RUNNING without an external id", now_);
+    }
+    follow(run, slot);
+    if (!status) return std::nullopt;
+    if (!*status) {
+      run.error(fmt::format("status of slot {} ({}): {}", format_time(slot.id.time),
+                            *slot.external_id, status->error().message));
+      return std::nullopt;
+    }
+    switch ((*status)->state) {
+      case JobState::kSuccess: {
+        // Datasets: the done flags are written before SUCCESS is stored.
+        if (auto flagged = datasets_.before_success(wf, slot); !flagged) {
+          run.error(fmt::format("slot {} stays RUNNING: {}", format_time(slot.id.time),
+                                flagged.error().message));
+          return std::nullopt;
+        }
+        return slot.success().value();
+      }
+      case JobState::kFailure: {
+        std::string why = (*status)->message.empty()
+                              ? fmt::format("job {} failed", *slot.external_id)
+                              : (*status)->message;
+        SlotState next = failed_attempt(wf, slot, std::move(why), now_);
+        if (next.status == SlotStatus::kFailure) datasets_.after_failure(wf, next);
+        return next;
+      }
+      case JobState::kSubmitted:
+        spdlog::info("slot {}: job {} was recorded but never started: starting it",
+                     to_string(slot.id), *slot.external_id);
+        run.restart.push_back(slot);
+        return std::nullopt;
+      case JobState::kRunning:
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // Keeps a long-running slot in view after it leaves the window (see kFollowMargin).
+  void follow(WorkflowRun& run, const SlotState& slot) {
+    if (run.marked.count(slot.id.time)) return;
+    if (slot.id.time >= now_ - kSlidingWindow + kFollowMargin) return;
+    if (auto marked = env_.db.mark_rerun(slot.id, now_); !marked) {
+      run.error(fmt::format("cannot keep running slot {} in view: {}", format_time(slot.id.time),
+                            marked.error().message));
+    } else {
+      run.marked.insert(slot.id.time);
+    }
+  }
+
+  void write_changes() {
+    std::vector<WorkflowRun*> writers;
+    for (WorkflowRun& run : runs_) {
+      if (!run.changes.empty()) writers.push_back(&run);
+    }
+    write_isolated(writers, [](WorkflowRun& run) { return run.changes; });
+  }
+
+  void finish_report() {
+    for (WorkflowRun& run : runs_) {
+      if (run.active) ++report_.workflows;
+      for (std::string& e : run.errors) report_.errors.push_back(std::move(e));
+      std::map<Time, SlotStatus> final_state;
+      for (const SlotState& s : run.slots) final_state[s.id.time] = s.status;
+      for (const SlotState& s : run.running) final_state[s.id.time] = s.status;
+      for (const SlotChange& c : run.changes) final_state[c.to.id.time] = c.to.status;
+      for (const auto& [_, status] : final_state) ++report_.slot_counts[status];
+    }
+    report_.external_calls = gate_.calls();
+    report_.external_call_errors = gate_.failures();
+    report_.data_checks = triggers_.checks();
+    report_.slowest_call = gate_.slowest();
+  }
+
+  const WorkflowConfig& config_;
+  Time now_;
+  StepEnvironment env_;
+  StepReport& report_;
+  StepTriggerContext triggers_;
+  DatasetStep datasets_;
+  CallGate gate_;
+  std::mutex errors_mutex_;
+  std::vector<WorkflowRun> runs_;
+};
+
+}  // namespace
+
+SlotState failed_attempt(const Workflow& workflow, const SlotState& slot, std::string message,
+                         Time /*now*/) {
+  SlotState next = slot.retry_count < workflow.max_retry_count ? slot.retry().value()
+                                                               : slot.failure().value();
+  next.message = std::move(message);
+  return next;
+}
+
+StepReport run_step(const WorkflowConfig& config, Time now,
+                    const std::optional<std::set<std::string>>& ids, StepEnvironment env) {
+  StepReport report;
+  report.now = now;
+  Step(config, now, std::move(env), report).run(ids);
+  return report;
+}
+
+}  // namespace celos::detail

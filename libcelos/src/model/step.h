@@ -1,0 +1,35 @@
+// The scheduler step of SPEC §4, with the external calls of different workflows running
+// concurrently on an Executor (SPEC §10). Internal to libcelos: Scheduler::step() is the API.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "celos/executor.h"
+#include "celos/scheduler.h"
+
+namespace celos::detail {
+
+struct StepEnvironment {
+  StateDatabase& db;
+  FileSystemResolver& file_systems;
+  Executor& executor;
+  // Called with the changes of each durable write, on the step's thread.
+  std::function<void(const std::vector<SlotChange>&)> committed;
+  // Maintenance drain (SPEC §13): nothing new is submitted (READY slots wait); RUNNING slots
+  // are followed and triggers evaluated as usual.
+  bool drain = false;
+};
+
+StepReport run_step(const WorkflowConfig& config, Time now,
+                    const std::optional<std::set<std::string>>& ids, StepEnvironment env);
+
+// The next state of a slot whose attempt failed (a refused submission, a failed job): WAITING
+// for a retry while retries are left, else FAILURE; `message` says why.
+SlotState failed_attempt(const Workflow& workflow, const SlotState& slot, std::string message,
+                         Time now);
+
+}  // namespace celos::detail

@@ -1,0 +1,106 @@
+#include "model/step_context.h"
+
+#include <fmt/format.h>
+
+namespace celos::detail {
+
+template <class Key, class Compute>
+Result<bool> StepTriggerContext::once(std::map<Key, std::shared_future<Result<bool>>>& cache,
+                                      const Key& key, Compute&& compute) {
+  std::promise<Result<bool>> promise;
+  {
+    std::unique_lock lock(mutex_);
+    if (auto it = cache.find(key); it != cache.end()) {
+      auto future = it->second;
+      lock.unlock();
+      return future.get();  // asked before, maybe still being answered by another task
+    }
+    cache.emplace(key, promise.get_future().share());
+  }
+  Result<bool> answer = compute();
+  promise.set_value(answer);
+  return answer;
+}
+
+Result<bool> StepTriggerContext::path_exists(const std::string& fs_uri, const std::string& path) {
+  return once(exists_, std::make_pair(fs_uri, path), [&]() -> Result<bool> {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = down_.find(fs_uri); it != down_.end()) return tl::unexpected(it->second);
+    }
+    ++checks_;
+    auto fs = file_systems_.resolve(fs_uri);
+    Result<bool> answer = fs ? (*fs)->exists(path) : tl::unexpected(fs.error());
+    if (!answer) {
+      std::lock_guard lock(mutex_);
+      down_.emplace(fs_uri, answer.error());
+    }
+    return answer;
+  });
+}
+
+Result<bool> StepTriggerContext::slot_succeeded(const std::string& workflow_id, Time time) {
+  return once(succeeded_, std::make_pair(workflow_id, time), [&]() -> Result<bool> {
+    auto state = db_.get_slot(SlotId{workflow_id, time});
+    if (!state) return tl::unexpected(state.error());
+    return state->has_value() && (*state)->status == SlotStatus::kSuccess;
+  });
+}
+
+Result<SlotStatus> StepTriggerContext::slot_status(const std::string& w, Time t) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.slot_status(w, t);
+}
+
+Result<std::vector<SlotState>> StepTriggerContext::stored_slots(const std::string& w, Time s,
+                                                                Time e) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.stored_slots(w, s, e);
+}
+
+Result<bool> StepTriggerContext::instance_announced(const std::string& d, Time t) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.instance_announced(d, t);
+}
+
+Result<std::vector<Time>> StepTriggerContext::announced_instances(const std::string& d, Time s,
+                                                                  Time e) {
+  std::lock_guard lock(datasets_mutex_);
+  return datasets_.announced_instances(d, s, e);
+}
+
+std::optional<std::string> CallGate::down_error(const std::string& endpoint) {
+  if (endpoint.empty()) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  auto it = down_.find(endpoint);
+  if (it == down_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string CallGate::fmt_skipped(const std::string& endpoint, const std::string& why) {
+  return fmt::format("not asked: {} failed earlier in this step: {}", endpoint, why);
+}
+
+void CallGate::record(const std::string& endpoint, const std::string& what,
+                      std::chrono::steady_clock::duration took, const Error* error) {
+  ++calls_;
+  if (error) ++failures_;
+  std::lock_guard lock(mutex_);
+  if (took > slowest_) {
+    slowest_ = took;
+    slowest_what_ = what;
+  }
+  if (error && error->code == ErrorCode::kUnavailable && !endpoint.empty()) {
+    down_.emplace(endpoint, error->message);
+  }
+}
+
+std::string CallGate::slowest() const {
+  std::lock_guard lock(mutex_);
+  if (slowest_what_.empty()) return "";
+  return fmt::format(
+      "{} ms ({})",
+      std::chrono::duration_cast<std::chrono::milliseconds>(slowest_).count(), slowest_what_);
+}
+
+}  // namespace celos::detail

@@ -1,0 +1,97 @@
+// The shared, thread-safe parts of one scheduler step (SPEC §10): the trigger context whose
+// answers are cached for the step, the per-endpoint fail-fast gate, and the call statistics of
+// the step's summary line. Tasks of the step's Executor use them concurrently.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "celos/file_system.h"
+#include "celos/state_db.h"
+#include "celos/trigger.h"
+#include "model/dataset_step.h"
+
+namespace celos::detail {
+
+// Answers are cached so that a path is checked once per step however many triggers refer to
+// it (a concurrent second asker waits for the first answer), and a file system that could not
+// be reached is not asked again in the same step (HDFS down: fail fast).
+class StepTriggerContext final : public TriggerContext {
+ public:
+  StepTriggerContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
+      : now_(now), db_(db), file_systems_(file_systems) {}
+
+  Time now() const override { return now_; }
+  Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override;
+  Result<bool> slot_succeeded(const std::string& workflow_id, Time time) override;
+
+  // Datasets: answered from the state database (model/dataset_step.h), no file system call.
+  Result<SlotStatus> slot_status(const std::string& w, Time t) override;
+  Result<std::vector<SlotState>> stored_slots(const std::string& w, Time s, Time e) override;
+  Result<bool> instance_announced(const std::string& d, Time t) override;
+  Result<std::vector<Time>> announced_instances(const std::string& d, Time s, Time e) override;
+
+  int checks() const { return checks_.load(); }
+
+ private:
+  template <class Key, class Compute>
+  Result<bool> once(std::map<Key, std::shared_future<Result<bool>>>& cache, const Key& key,
+                    Compute&& compute);
+
+  Time now_;
+  StateDatabase& db_;
+  FileSystemResolver& file_systems_;
+  std::mutex mutex_;
+  std::map<std::pair<std::string, std::string>, std::shared_future<Result<bool>>> exists_;
+  std::map<std::pair<std::string, Time>, std::shared_future<Result<bool>>> succeeded_;
+  std::map<std::string, Error> down_;
+  std::atomic<int> checks_{0};
+  std::mutex datasets_mutex_;  // DatasetLookups caches without a lock of its own
+  DatasetLookups datasets_{db_};
+};
+
+// Counts the step's external calls, their failures and the slowest one, and fails calls to an
+// endpoint at once after its first timeout or connection error in the step (SPEC §16).
+class CallGate {
+ public:
+  // Runs `call` (returning a Result) unless `endpoint` already failed in this step; records
+  // its duration and outcome. An empty endpoint is never gated.
+  template <class Call>
+  auto run(const std::string& endpoint, const std::string& what, Call&& call)
+      -> decltype(call()) {
+    if (auto down = down_error(endpoint)) {
+      return tl::unexpected(Error{fmt_skipped(endpoint, *down), ErrorCode::kUnavailable});
+    }
+    const auto started = std::chrono::steady_clock::now();
+    auto result = call();
+    record(endpoint, what, std::chrono::steady_clock::now() - started,
+           result ? nullptr : &result.error());
+    return result;
+  }
+
+  int calls() const { return calls_.load(); }
+  int failures() const { return failures_.load(); }
+  // "12 ms (Oozie status of ...)" or "" when no call was made.
+  std::string slowest() const;
+
+ private:
+  std::optional<std::string> down_error(const std::string& endpoint);
+  static std::string fmt_skipped(const std::string& endpoint, const std::string& why);
+  void record(const std::string& endpoint, const std::string& what,
+              std::chrono::steady_clock::duration took, const Error* error);
+
+  mutable std::mutex mutex_;
+  std::map<std::string, std::string> down_;
+  std::chrono::steady_clock::duration slowest_{0};
+  std::string slowest_what_;
+  std::atomic<int> calls_{0};
+  std::atomic<int> failures_{0};
+};
+
+}  // namespace celos::detail

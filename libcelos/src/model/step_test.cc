@@ -1,0 +1,126 @@
+// Stories of the step's external calls (SPEC §10, §16): refusals, unreachable services,
+// jobs recorded but never started, and running slots that leave the window.
+#include <catch2/catch.hpp>
+
+#include "model/scheduler_world.h"
+
+using namespace celos;
+using celos::testing::FakeExternalService;
+using celos::testing::World;
+using celos::testing::kStart;
+using std::chrono::hours;
+using std::chrono::minutes;
+
+TEST_CASE("a submission the service refuses is a failed attempt with the service's message") {
+  World w;
+  w.add("wf").max_retry_count = 1;
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);  // READY
+  w.service->set_refuses(true);
+  auto report = w.scheduler.step(now);
+  CHECK(report.errors.size() == 1);
+  auto slot = w.db->get_slot({"wf", kStart}).value();
+  REQUIRE(slot);
+  CHECK(slot->status == SlotStatus::kWaiting);
+  CHECK(slot->retry_count == 1);
+  CHECK(slot->message.value_or("").find("invalid partition") != std::string::npos);
+  w.scheduler.step(now);  // READY again
+  w.scheduler.step(now);  // refused again: no retries left
+  slot = w.db->get_slot({"wf", kStart}).value();
+  CHECK(slot->status == SlotStatus::kFailure);
+  CHECK(w.service->started.empty());
+}
+
+TEST_CASE("an unreachable service leaves the slot READY and is asked once per step") {
+  World w;
+  w.add("a");
+  w.add("b");
+  w.service->set_endpoint("oozie http://oozie:11000/oozie");
+  const Time now = kStart + hours(2) + minutes(10);
+  w.scheduler.step(now);  // two READY slots each
+  w.service->set_unreachable(true);
+  auto report = w.scheduler.step(now);
+  CHECK(report.errors.size() == 2);
+  CHECK(w.service->calls().size() == 1);  // b's submit fails at once: the endpoint is down
+  CHECK(report.external_calls == 1);
+  CHECK(w.status("a", kStart) == SlotStatus::kReady);
+  CHECK(w.status("b", kStart) == SlotStatus::kReady);
+  w.service->set_unreachable(false);
+  w.scheduler.step(now);
+  CHECK(w.status("a", kStart) == SlotStatus::kRunning);
+  CHECK(w.status("b", kStart) == SlotStatus::kRunning);
+}
+
+TEST_CASE("a job recorded RUNNING but never started is started by a later step, once") {
+  World w;
+  w.add("wf");
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  REQUIRE(w.service->started == std::vector<std::string>{"job-1"});
+  w.service->set_status("job-1", ExternalStatus::kSubmitted);  // as after a crash before start
+  w.scheduler.step(now);
+  CHECK(w.service->started == std::vector<std::string>{"job-1", "job-1"});
+  CHECK(w.status("wf", kStart) == SlotStatus::kRunning);
+  w.service->set_status("job-1", ExternalStatus::kRunning);
+  w.scheduler.step(now);
+  CHECK(w.service->started.size() == 2);
+  CHECK(w.service->submitted.size() == 1);
+}
+
+TEST_CASE("a job's failure message is kept with the slot") {
+  World w;
+  w.add("wf");
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  w.service->set_status("job-1", ExternalStatus(JobState::kFailure, "job left no exit record"));
+  w.scheduler.step(now);
+  auto slot = w.db->get_slot({"wf", kStart}).value();
+  CHECK(slot->status == SlotStatus::kFailure);
+  CHECK(slot->message == "job left no exit record");
+}
+
+TEST_CASE("a RUNNING slot is followed after it leaves the seven-day window") {
+  World w;
+  w.add("wf").strategy = make_serial_strategy(1);
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  REQUIRE(w.status("wf", kStart) == SlotStatus::kRunning);
+  // Days later, still running, then far outside the window.
+  w.scheduler.step(kStart + hours(24 * 6));
+  auto report = w.scheduler.step(kStart + hours(24 * 9));
+  CHECK(report.errors.empty());
+  CHECK(w.service->submitted.size() == 1);  // still counts against the concurrency of 1
+  w.service->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(kStart + hours(24 * 10));
+  CHECK(w.status("wf", kStart) == SlotStatus::kSuccess);
+}
+
+TEST_CASE("a slot waiting for its retry time is neither READY nor timed out before it") {
+  World w;
+  Workflow& wf = w.add("wf");
+  wf.wait_timeout_seconds = 60;
+  SlotState waiting = SlotState::of({"wf", kStart}, SlotStatus::kWaiting, std::nullopt, 1);
+  waiting.retry_at = kStart + hours(1);
+  REQUIRE(w.db->put_slots({waiting}));
+  w.scheduler.step(kStart + minutes(30));
+  CHECK(w.status("wf", kStart) == SlotStatus::kWaiting);
+  w.scheduler.step(kStart + hours(1) + minutes(1));
+  CHECK(w.status("wf", kStart) == SlotStatus::kReady);
+}
+
+TEST_CASE("the step's summary counts its external calls") {
+  World w;
+  w.add("a");
+  w.add("b");
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);
+  auto report = w.scheduler.step(now);  // 2 submits + 1 start per workflow group
+  CHECK(report.submitted == 2);
+  CHECK(report.external_calls == 4);
+  CHECK(report.external_call_errors == 0);
+  CHECK_FALSE(report.slowest_call.empty());
+  CHECK(report.slot_counts[SlotStatus::kRunning] == 2);
+}
