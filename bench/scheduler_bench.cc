@@ -50,6 +50,8 @@ long peak_rss_kb() {
   return usage.ru_maxrss;
 }
 
+std::string state_db_uri;  // --state-db: empty = the file database under --dir
+
 void run(int n, const std::string& base) {
   const std::string dir = fmt::format("{}/celos-bench-{}", base, n);
   std::filesystem::remove_all(dir);
@@ -65,7 +67,20 @@ void run(int n, const std::string& base) {
     config->workflows[w.id] = w;
   }
   auto source = make_static_workflow_source(config);
-  auto db = make_file_state_database(make_local_file_system(), dir);
+  // --state-db URI: another backend ("{n}" in the URI becomes N: one empty database per size).
+  std::unique_ptr<StateDatabase> db;
+  if (state_db_uri.empty()) {
+    db = make_file_state_database(make_local_file_system(), dir);
+  } else {
+    std::string uri = state_db_uri;
+    if (auto at = uri.find("{n}"); at != std::string::npos) uri.replace(at, 3, std::to_string(n));
+    auto opened = open_state_database(uri);
+    if (!opened) {
+      std::fprintf(stderr, "%s\n", opened.error().message.c_str());
+      std::exit(1);
+    }
+    db = std::move(*opened);
+  }
   auto resolver = make_local_file_system_resolver();
   Scheduler scheduler(*source, *db, *resolver);
   const Time now = make_time(2015, 9, 20, 12, 30);
@@ -95,6 +110,7 @@ void run(int n, const std::string& base) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::string& state_db = state_db_uri;
   spdlog::set_level(spdlog::level::warn);
   std::vector<int> sizes;
   std::string base = std::filesystem::temp_directory_path();
@@ -102,6 +118,8 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--dir" && i + 1 < argc) {
       base = argv[++i];
+    } else if (arg == "--state-db" && i + 1 < argc) {
+      state_db = argv[++i];
     } else {
       sizes.push_back(std::atoi(argv[i]));
     }

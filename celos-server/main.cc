@@ -7,6 +7,8 @@
 #pragma GCC diagnostic ignored "-Wtsan"
 #endif
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -37,6 +39,8 @@
 #include "celos/http_server.h"
 #include "celos/reload.h"
 #include "celos/scheduler.h"
+#include "celos/notifier.h"
+#include "celos/slot_history.h"
 #include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/version.h"
@@ -70,6 +74,13 @@ void on_hangup(boost::asio::signal_set& hangups, celos::ReloadHooks& hooks) {
     hooks.run();
     on_hangup(hangups, hooks);
   });
+}
+
+// This machine's name, for the "node" of notifications.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
 }
 
 // Node id and advertised URL (SPEC §16): a wildcard --host advertises the machine's host name.
@@ -183,6 +194,21 @@ int main(int argc, char** argv) try {
   celos::Scheduler scheduler(*measured_source, *state_db, *measured_file_systems);
   scheduler.add_listener(metrics);
   if (auto mode = state_db->maintenance()) metrics.set_maintenance(mode->mode);
+  auto history = celos::make_history_recorder(*state_db);
+  scheduler.add_listener(*history);
+  // Notifications: their own HTTP client, 10 s per POST (SPEC §16), their own thread.
+  celos::Notifier notifier([&scheduler] { return scheduler.config(); },
+                           {.http = celos::make_curl_http_client(
+                                {.connect_timeout = std::chrono::seconds(5),
+                                 .total_timeout = std::chrono::seconds(10)}),
+                            .default_webhooks = opts.notify_webhooks,
+                            .node = host_name(),
+                            .capacity = 10000,
+                            .first_retry = std::chrono::seconds(5),
+                            .max_retry = std::chrono::minutes(2),
+                            .give_up_after = std::chrono::minutes(15),
+                            .clock = {}});
+  scheduler.add_listener(notifier);
   // SPEC §10: at most --io-concurrency external calls of a step in flight.
   auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
   scheduler.set_executor(*executor);
@@ -209,6 +235,7 @@ int main(int argc, char** argv) try {
                                return std::string(cluster->is_leader() ? "leader" : "standby");
                              },
                              .node = cluster->node_id(),
+                             .jobs_dir = db + "/jobs",  // /api/v1/slot-log
                              .may_step = [&cluster] { return cluster->is_leader(); }});
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
@@ -223,6 +250,14 @@ int main(int argc, char** argv) try {
   startup.open();
   spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
                config->workflows.size(), workflows, config->errors.size());
+  // Standbys never step, and the step is what reloads changed workflow files: every node
+  // picks them up on its own at least every 10 s (SPEC §16), serialized with the mutations.
+  std::optional<celos::PeriodicTask> refresher;
+  if (opts.uses_postgres()) {
+    refresher.emplace(std::chrono::seconds(5), [&] {
+      if (!cluster->is_leader()) worker.post([&scheduler] { (void)scheduler.refresh(); });
+    });
+  }
   std::optional<celos::PeriodicStepper> stepper;
   if (opts.auto_schedule_seconds > 0) {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
@@ -239,6 +274,7 @@ int main(int argc, char** argv) try {
 
   // A running step finishes; queued mutations are answered 503; then connections close.
   if (stepper) stepper->stop();
+  refresher.reset();
   worker.stop();
   server->stop();
   cluster.reset();  // a leader hands its lease over at once

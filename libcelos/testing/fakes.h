@@ -26,7 +26,8 @@ class FakeExternalService : public ExternalService {
   Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override;
   Result<void> kill(const SlotId& slot, const std::string& external_id) override;
   std::string describe() const override { return "fake"; }
-  std::string_view kind() const override { return "oozie"; }
+  std::string_view kind() const override { return kind_name; }
+  std::string kind_name = "oozie";  // what kind() answers
 
   // Sets the status that status() reports for a job (default kRunning).
   void set_status(const std::string& external_id, ExternalStatus status);

@@ -157,9 +157,31 @@ void maintenance_is_off_until_set_and_round_trips(StateDatabase& db) {
   CHECK_FALSE(db.maintenance()->reason);
 }
 
+void history_is_kept_per_slot_in_append_order(StateDatabase& db) {
+  const SlotId a{"contract-history", kDay + hours(1)}, b{"contract-history", kDay + hours(2)};
+  CHECK(db.slot_history(a).value().empty());
+  SlotState running = SlotState::of(a, SlotStatus::kRunning, "job-1", 1);
+  running.message = "retried";
+  const std::vector<SlotHistoryEntry> entries = {
+      {kDay + hours(3), std::nullopt, SlotState::of(a, SlotStatus::kReady), "step"},
+      {kDay + hours(3), std::nullopt, SlotState::of(b, SlotStatus::kReady), "step"},
+      {kDay + hours(4), SlotStatus::kReady, running, "api:ci@10.0.0.1"}};
+  REQUIRE(db.append_history(entries));
+  auto history = db.slot_history(a);
+  REQUIRE(history);
+  REQUIRE(history->size() == 2);
+  CHECK((*history)[0] == entries[0]);
+  CHECK((*history)[1] == entries[2]);
+  CHECK(db.slot_history(b).value().size() == 1);
+  REQUIRE(db.mark_reruns({a, b}, kDay + hours(5)));
+  CHECK(db.rerun_times("contract-history", kDay + hours(6)).value() ==
+        std::vector<Time>{a.time, b.time});
+}
+
 }  // namespace
 
 void check_state_database_contract(StateDatabase& db) {
+  history_is_kept_per_slot_in_append_order(db);
   empty_database_has_nothing(db);
   every_field_round_trips(db);
   ranges_are_start_inclusive_end_exclusive_across_days(db);

@@ -170,3 +170,11 @@ class ThreeNodeClusterTest(unittest.TestCase):
         r = self.nodes["a"].post("/scheduler?time=2015-09-14T03:00Z")
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["workflows"], 1)
+
+    def test_standbys_pick_up_changed_workflow_files_on_their_own(self):
+        leader = self.leader()
+        standby = self.nodes[self.standby(leader["id"])]
+        for server in self.nodes.values():  # as celos-ci deploys to each node
+            server.write_workflow("more.js", WORKFLOW.replace('"hourly"', '"more"'))
+        poll(lambda: "more" in standby.get("/workflow-list").json["ids"],
+             "the standby to load the new workflow file", timeout=15)

@@ -8,6 +8,7 @@ build (--no-build)."""
 import glob
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,6 +51,7 @@ class SlurmSampleTest(unittest.TestCase):
              str(self.port), "--ui-port", str(free_port()), "--hours", "2", "--auto-schedule",
              "1"], stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
+        self.addCleanup(self.remove_home)
         self.addCleanup(self.stop)
 
     def stop(self):
@@ -60,6 +62,10 @@ class SlurmSampleTest(unittest.TestCase):
         finally:
             self.log.close()
             private_slurm.Cluster(os.path.join(self.home, "slurm")).stop()  # if the test broke
+
+    def remove_home(self):
+        shutil.rmtree(self.home, ignore_errors=True)
+        os.unlink(self.log_path)
 
     def output(self):
         with open(self.log_path) as f:

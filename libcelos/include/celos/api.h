@@ -62,6 +62,8 @@ struct ApiOptions {
   std::function<std::string()> cluster_role = {};
   // This server as named in audit records (host:port).
   std::string node = {};
+  // Where command and Slurm jobs keep their output (<db>/jobs), for /api/v1/slot-log.
+  std::string jobs_dir = {};
   // Cluster (SPEC §11): when set and false, step() does nothing (a standby never steps).
   std::function<bool()> may_step = {};
 };

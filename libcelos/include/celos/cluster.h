@@ -10,7 +10,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,5 +80,23 @@ std::unique_ptr<Cluster> make_single_node_cluster(ClusterOptions options);
 // campaign runs before this returns, so a lone node leads at once.
 std::unique_ptr<Cluster> make_postgres_cluster(std::string uri, ClusterOptions options,
                                                std::shared_ptr<WriteFence> fence);
+
+// Runs `task` every `interval` on its own thread until destroyed (a standby's reload of the
+// workflow files, SPEC §16).
+class PeriodicTask {
+ public:
+  PeriodicTask(std::chrono::milliseconds interval, std::function<void()> task);
+  ~PeriodicTask();
+  PeriodicTask(const PeriodicTask&) = delete;
+  PeriodicTask& operator=(const PeriodicTask&) = delete;
+
+ private:
+  std::chrono::milliseconds interval_;
+  std::function<void()> task_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
 
 }  // namespace celos

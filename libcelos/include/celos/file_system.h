@@ -60,6 +60,21 @@ class FileSystem {
   // The entries of a directory, sorted by name. ErrorCode::kNotFound if it does not exist.
   [[nodiscard]] virtual Result<std::vector<FileStatus>> list(const std::string& directory) = 0;
 
+  // Appends each `data` to its file (created, with its parent directories, if missing); all of
+  // them durable when this returns. Not atomic: a crash may leave a torn last line, which
+  // readers of append-only files must tolerate. The default reads and rewrites each file
+  // (write_files); the local file system appends in place (O_APPEND), with one sync per batch.
+  [[nodiscard]] virtual Result<void> append_files(const std::vector<FileWrite>& files) {
+    std::vector<FileWrite> whole;
+    whole.reserve(files.size());
+    for (const FileWrite& f : files) {
+      auto old = read(f.path);
+      if (!old && old.error().code != ErrorCode::kNotFound) return tl::unexpected(old.error());
+      whole.push_back({f.path, (old ? *old : std::string()) + f.data});
+    }
+    return write_files(whole);
+  }
+
   // One file: write_files({{path, data}}).
   [[nodiscard]] Result<void> write(const std::string& path, std::string data) {
     return write_files({FileWrite{path, std::move(data)}});

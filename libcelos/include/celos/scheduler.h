@@ -20,6 +20,7 @@
 #include "celos/error.h"
 #include "celos/executor.h"
 #include "celos/file_system.h"
+#include "celos/range_ops.h"
 #include "celos/slot.h"
 #include "celos/state_db.h"
 #include "celos/time.h"
@@ -88,16 +89,25 @@ class Scheduler {
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
+  // Picks up the workflow files that changed since the last load (a cluster's standbys, which
+  // never step, call it every few seconds: SPEC §16).
+  WorkflowConfigPtr refresh();
 
   // The workflows of the last load (loads once if nothing was loaded yet).
   WorkflowConfigPtr config();
 
   // SPEC §4 rerun: from a final state (or no state) to WAITING with a rerun marker.
   // kNotFound for an unknown workflow or a time that is not one of its slots; kInvalid for an
-  // illegal transition. Returns the new state.
-  [[nodiscard]] Result<SlotState> rerun(const std::string& workflow, Time slot_time, Time now);
+  // illegal transition. Returns the new state. `by` is who asked (slot history, SlotChange::by).
+  [[nodiscard]] Result<SlotState> rerun(const std::string& workflow, Time slot_time, Time now,
+                                        const std::string& by = "api");
   // SPEC §4 kill: from WAITING, READY, RUNNING (or no state); kills the external job first.
-  [[nodiscard]] Result<SlotState> kill(const std::string& workflow, Time slot_time);
+  // `now` and `by`: when and by whom (slot history).
+  [[nodiscard]] Result<SlotState> kill(const std::string& workflow, Time slot_time,
+                                       Time now = Time{}, const std::string& by = "api");
+  // Range rerun/kill (celos/range_ops.h; defined in range_ops.cc). kNotFound for an unknown
+  // workflow, kInvalid for an inverted or too large range. Changes are written as one group.
+  [[nodiscard]] Result<RangeResult> range(RangeAction action, const RangeRequest& request);
   [[nodiscard]] Result<void> pause(const std::string& workflow, bool paused);
   [[nodiscard]] Result<bool> is_paused(const std::string& workflow);
 
@@ -107,6 +117,10 @@ class Scheduler {
                                                               Time start, Time end);
   // The stored state of one slot (kNotFound if none or unknown workflow).
   [[nodiscard]] Result<SlotState> slot_state(const std::string& workflow, Time slot_time);
+  // The recorded changes of one slot, oldest first (slot_history.cc). kNotFound for an unknown
+  // workflow or a time that is not one of its slots.
+  [[nodiscard]] Result<std::vector<SlotHistoryEntry>> slot_history(const std::string& workflow,
+                                                                   Time slot_time);
   // The trigger's status tree for a slot, evaluated at `now`.
   [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
                                                      Time now);
@@ -122,6 +136,10 @@ class Scheduler {
   void notify(const std::vector<SlotChange>& changes);
   // The stored maintenance mode (SPEC §13); pause, with an error in the report, if unreadable.
   MaintenanceMode maintenance_mode(StepReport& report);
+  // range_ops.cc: the writes of a real range rerun / kill.
+  [[nodiscard]] Result<void> commit_range_rerun(const std::vector<SlotChange>& changes, Time now);
+  [[nodiscard]] Result<void> commit_range_kill(const Workflow& wf, std::vector<SlotChange>& changes,
+                                               RangeResult& result);
 
   WorkflowSource& source_;
   StateDatabase& db_;

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "celos/error.h"
 
@@ -38,6 +39,8 @@ struct ServerOptions {
   bool auth_reads = false;
   // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
   std::string slurm_bin_dir;
+  // --notify-webhook URL (repeatable): notified of FAILURE and WAIT_TIMEOUT of every workflow.
+  std::vector<std::string> notify_webhooks;
   // State backends and the cluster (SPEC §11, §16).
   std::string state_db;            // --state-db URI; empty = file:<db_dir>
   std::string import_db_dir;       // --import-db DIR: copy DIR into --state-db and exit

@@ -43,6 +43,16 @@ std::string maintenance_to_json(const Maintenance& maintenance);
 // How long a rerun marker keeps a slot in the step's view.
 inline constexpr std::chrono::hours kRerunMarkerLifetime{24 * 14};
 
+// One recorded change of a slot's state (slot history, SPEC §13/§16).
+struct SlotHistoryEntry {
+  Time at{};                        // the step's `now`, or the time of the API request
+  std::optional<SlotStatus> from;   // nothing when no state was stored before
+  SlotState to;                     // the new state (its id names the slot)
+  std::string by;                   // "step", or "api:<token name or anonymous>@<client>"
+
+  friend bool operator==(const SlotHistoryEntry&, const SlotHistoryEntry&) = default;
+};
+
 class StateDatabase {
  public:
   virtual ~StateDatabase() = default;
@@ -65,6 +75,21 @@ class StateDatabase {
   // File backend: <db>/maintenance, a JSON object written atomically.
   [[nodiscard]] virtual Result<Maintenance> maintenance() = 0;
   [[nodiscard]] virtual Result<void> set_maintenance(const Maintenance& maintenance) = 0;
+  // Slot history (SPEC §13): appends changes (any slots, any workflows) to their slots' history,
+  // durable as a group. Cheap enough to be called once per step with all its changes.
+  [[nodiscard]] virtual Result<void> append_history(
+      const std::vector<SlotHistoryEntry>& entries) = 0;
+  // The recorded changes of one slot, oldest first (in the order they were appended); empty
+  // when it never changed.
+  [[nodiscard]] virtual Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) = 0;
+  // Writes rerun markers for many slots, stamped `now`, durable as a group (range reruns).
+  // The default writes them one by one.
+  [[nodiscard]] virtual Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) {
+    for (const SlotId& id : ids) {
+      if (auto marked = mark_rerun(id, now); !marked) return marked;
+    }
+    return {};
+  }
 
   // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
   // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
@@ -166,6 +191,11 @@ std::size_t remove_stale_temporaries(const std::string& root);
 
 // JSON of a slot state as stored and as the API prints it (without "time" when !with_time).
 std::string slot_state_to_json(const SlotState& state, bool with_time = true);
+// One line of the history file (JSON, no newline) and back. A line that does not parse is
+// kCorrupt (a torn last line after a crash: readers skip it).
+std::string history_entry_to_json(const SlotHistoryEntry& entry);
+[[nodiscard]] Result<SlotHistoryEntry> history_entry_from_json(std::string_view workflow,
+                                                               std::string_view line);
 // Parses a stored slot file; `id` comes from the file's path. kCorrupt on bad content.
 [[nodiscard]] Result<SlotState> slot_state_from_json(const SlotId& id, std::string_view json);
 

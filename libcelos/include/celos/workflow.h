@@ -42,6 +42,17 @@ struct Workflow {
   std::vector<DatasetUse> outputs;
   bool atomic_outputs = true;
   int line = 0;  // the line of its defineWorkflow call in `file` (0 if unknown)
+  // Retry back-off (SPEC §13): after the k-th failure a slot waits
+  // min(retry_delay_seconds * retry_backoff_factor^(k-1), max_retry_delay_seconds) seconds.
+  std::int64_t retry_delay_seconds = 0;
+  double retry_backoff_factor = 2;
+  std::int64_t max_retry_delay_seconds = 3600;
+  // Notifications (SPEC §13): a JSON POST to `webhook` on every change into one of `on`.
+  struct Notify {
+    std::vector<SlotStatus> on;
+    std::string webhook;
+  };
+  std::vector<Notify> notify;
 };
 
 // A workflow id is a non-blank string without `/` or control characters, and not `.` or `..`.

@@ -45,6 +45,25 @@ class SingleNodeCluster final : public Cluster {
 
 }  // namespace
 
+PeriodicTask::PeriodicTask(std::chrono::milliseconds interval, std::function<void()> task)
+    : interval_(interval), task_(std::move(task)), thread_([this] {
+        std::unique_lock lock(mutex_);
+        while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
+          lock.unlock();
+          task_();
+          lock.lock();
+        }
+      }) {}
+
+PeriodicTask::~PeriodicTask() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
 std::unique_ptr<Cluster> make_single_node_cluster(ClusterOptions options) {
   return std::make_unique<SingleNodeCluster>(std::move(options));
 }

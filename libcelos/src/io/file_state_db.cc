@@ -248,6 +248,61 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
+  // History: <db>/history/<workflow>/<slot day>.jsonl, append-only JSON lines, so that a step
+  // appends once per workflow and slot day instead of writing one file per change.
+  Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
+    std::map<std::string, std::string> lines;  // by file: sorted, one append each
+    for (const SlotHistoryEntry& e : entries) {
+      std::string& data = lines[history_path(e.to.id)];
+      // Each append starts on a new line, so that a line torn by a crash never swallows the
+      // next append's first line (readers skip the torn and the empty lines).
+      if (data.empty()) data += '\n';
+      data += history_entry_to_json(e);
+      data += '\n';
+    }
+    std::vector<FileWrite> appends;
+    appends.reserve(lines.size());
+    for (auto& [path, data] : lines) appends.push_back({path, std::move(data)});
+    return fs_->append_files(appends);
+  }
+
+  Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) override {
+    std::vector<SlotHistoryEntry> out;
+    const std::string path = history_path(id);
+    auto text = fs_->read(path);
+    if (!text) {
+      if (text.error().code == ErrorCode::kNotFound) return out;
+      return tl::unexpected(text.error());
+    }
+    std::string_view rest = *text;
+    int line_number = 0;
+    while (!rest.empty()) {
+      const auto newline = rest.find('\n');
+      const std::string_view line = rest.substr(0, newline);
+      rest = newline == std::string_view::npos ? std::string_view{} : rest.substr(newline + 1);
+      ++line_number;
+      if (line.empty()) continue;
+      auto entry = history_entry_from_json(id.workflow, line);
+      if (!entry) {  // a torn line of a crash mid-append: the rest of the file is fine
+        spdlog::warn("history file {}: skipping line {}: {}", path, line_number,
+                     entry.error().message);
+        continue;
+      }
+      if (entry->to.id.time == id.time) out.push_back(std::move(*entry));
+    }
+    return out;
+  }
+
+  Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) override {
+    json::object o;
+    o["rerunTime"] = format_time(now);
+    const std::string data = json::serialize(o) + "\n";
+    std::vector<FileWrite> writes;
+    writes.reserve(ids.size());
+    for (const SlotId& id : ids) writes.push_back({slot_path("rerun", id), data});
+    return fs_->write_files(writes);
+  }
+
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
     const std::string path = slot_path("datasets", SlotId{std::string(dataset), time});
     auto there = fs_->exists(path);
@@ -294,6 +349,10 @@ class FileStateDatabase final : public StateDatabase {
   std::string slot_path(std::string_view area, const SlotId& id) const {
     return fmt::format("{}/{}/{}/{}/{}", root_, area, id.workflow, format_day(id.time),
                        format_time_of_day(id.time));
+  }
+
+  std::string history_path(const SlotId& id) const {
+    return fmt::format("{}/history/{}/{}.jsonl", root_, id.workflow, format_day(id.time));
   }
 
   Result<SlotState> parse_file(const std::string& path, const SlotId& id, std::string_view text) {

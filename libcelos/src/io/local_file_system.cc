@@ -148,6 +148,31 @@ class LocalFileSystem final : public FileSystem {
     return {};
   }
 
+  Result<void> append_files(const std::vector<FileWrite>& files) override {
+    if (files.empty()) return {};
+    const bool batch = files.size() >= kSyncfsThreshold;
+    std::set<std::string> directories;
+    for (const FileWrite& f : files) {
+      const std::string dir = parent_of(f.path);
+      if (directories.insert(dir).second) {
+        if (auto made = create_dirs(dir, /*sync=*/!batch); !made) return made;
+      }
+      struct stat st;
+      const bool is_new = ::stat(f.path.c_str(), &st) != 0;
+      const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (fd < 0) return io_error("cannot open for append", f.path, errno);
+      auto written = write_all(fd, f.data, f.path);
+      if (written && !batch && ::fdatasync(fd) != 0) written = io_error("cannot sync", f.path, errno);
+      ::close(fd);
+      if (!written) return written;
+      if (is_new && !batch) {
+        if (auto synced = sync_path(dir); !synced) return synced;
+      }
+    }
+    if (batch) return sync_path(files.front().path, /*whole_file_system=*/true);
+    return {};
+  }
+
   Result<void> make_dirs(const std::string& path) override { return create_dirs(path, true); }
 
   Result<void> remove(const std::string& path) override {

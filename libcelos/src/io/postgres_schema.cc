@@ -31,7 +31,12 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE celos_announced ("
     "  dataset text NOT NULL, instance_time timestamptz NOT NULL,"
     "  announced timestamptz NOT NULL, PRIMARY KEY (dataset, instance_time));",
-    // 2 -> 3: the maintenance mode (SPEC §13), one row holding its JSON record.
+    // 2 -> 3: slot history (SPEC §13), one row per change, the entry as the file backend's line.
+    "CREATE TABLE celos_history ("
+    "  id bigserial PRIMARY KEY, workflow text NOT NULL, slot_time timestamptz NOT NULL,"
+    "  entry text NOT NULL);"
+    "CREATE INDEX celos_history_slot ON celos_history (workflow, slot_time, id);",
+    // 3 -> 4: the maintenance mode (SPEC §13), one row holding its JSON record.
     "CREATE TABLE celos_maintenance (id integer PRIMARY KEY CHECK (id = 1), record text NOT NULL);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));

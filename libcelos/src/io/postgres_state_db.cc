@@ -201,6 +201,67 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
+  Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
+    if (entries.empty()) return {};
+    return write([&](PGconn* c) -> Result<void> {
+      for (std::size_t i = 0; i < entries.size(); i += kRowsPerStatement) {
+        std::vector<pg::Param> wf, time, entry;
+        for (std::size_t j = i; j < std::min(entries.size(), i + kRowsPerStatement); ++j) {
+          wf.emplace_back(entries[j].to.id.workflow);
+          time.emplace_back(format_time(entries[j].to.id.time));
+          entry.emplace_back(history_entry_to_json(entries[j]));
+        }
+        auto r = pg::exec(c,
+                          "INSERT INTO celos_history (workflow, slot_time, entry) SELECT * FROM "
+                          "unnest($1::text[], $2::timestamptz[], $3::text[])",
+                          {pg::array_literal(wf), pg::array_literal(time),
+                           pg::array_literal(entry)});
+        if (!r) return tl::unexpected(r.error());
+      }
+      return {};
+    });
+  }
+
+  Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) override {
+    return with_conn([&](PGconn* c) -> Result<std::vector<SlotHistoryEntry>> {
+      auto r = pg::exec(c,
+                        "SELECT entry FROM celos_history WHERE workflow = $1 AND slot_time = $2 "
+                        "ORDER BY id",
+                        {id.workflow, format_time(id.time)});
+      if (!r) return tl::unexpected(r.error());
+      std::vector<SlotHistoryEntry> out;
+      for (int i = 0; i < PQntuples(r->get()); ++i) {
+        auto e = history_entry_from_json(id.workflow, pg::field(r->get(), i, 0).value_or(""));
+        if (!e) {
+          return fail(fmt::format("corrupt history row of {}: {}", to_string(id),
+                                  e.error().message),
+                      ErrorCode::kCorrupt);
+        }
+        out.push_back(std::move(*e));
+      }
+      return out;
+    });
+  }
+
+  Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) override {
+    if (ids.empty()) return {};
+    return write([&](PGconn* c) -> Result<void> {
+      std::vector<pg::Param> wf, time;
+      for (const SlotId& id : ids) {
+        wf.emplace_back(id.workflow);
+        time.emplace_back(format_time(id.time));
+      }
+      auto r = pg::exec(c,
+                        "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) "
+                        "SELECT w, t, $3 FROM unnest($1::text[], $2::timestamptz[]) AS u(w, t) "
+                        "ON CONFLICT (workflow, slot_time) DO UPDATE SET rerun_time = "
+                        "excluded.rerun_time",
+                        {pg::array_literal(wf), pg::array_literal(time), format_time(now)});
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    });
+  }
+
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
     return write([&](PGconn* c) -> Result<void> {
       // Idempotent: the first announcement's stamp stays.

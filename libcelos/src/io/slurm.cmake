@@ -10,5 +10,6 @@ if(CELOS_BUILD_TESTS)
     ${CMAKE_CURRENT_LIST_DIR}/process_runner_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/slurm_commands_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/slurm_service_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/slurm_story_test.cc
   )
 endif()

@@ -137,12 +137,11 @@ class SlurmService : public ExternalService {
   std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override;
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override;
   bool batches_status() const override { return true; }
-  // One `scontrol release` for all jobs of a step (the base class gains this with the
-  // concurrent step; no `override` until then).
-  bool batches_start() const { return true; }  // NOLINT(modernize-use-override)
+  // One `scontrol release` for all jobs of a step.
+  bool batches_start() const override { return true; }
   // Services with the same endpoint (commands, SLURM_CONF, jobs directory) can answer for each
-  // other's jobs, so the step may batch them together.
-  std::string endpoint() const { return "slurm " + endpoint_; }  // NOLINT(modernize-use-override)
+  // other's jobs, so the step batches them together.
+  std::string endpoint() const override { return "slurm " + endpoint_; }
 
   Result<void> kill(const SlotId&, const std::string& external_id) override {
     if (!slurm::is_job_id(external_id)) return invalid_id(external_id);

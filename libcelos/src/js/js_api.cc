@@ -160,7 +160,9 @@ const std::set<std::string, std::less<>> kWorkflowFields = {
     "id",        "schedule", "schedulingStrategy", "trigger", "externalService", "startTime",
     "maxRetryCount", "waitTimeoutSeconds", "url", "contacts",
     // datasets (js_datasets.cc)
-    "inputs", "outputs", "atomicOutputs"};
+    "inputs", "outputs", "atomicOutputs",
+    // retry back-off and notifications (js_operator.cc)
+    "retryDelaySeconds", "retryBackoffFactor", "maxRetryDelaySeconds", "notify"};
 
 // Pushes options[name]; returns false (and leaves undefined) when it is missing or null.
 bool get_field(duk_context* ctx, const char* name) {
@@ -212,7 +214,8 @@ duk_ret_t define_workflow(duk_context* ctx) {
       throw_error(ctx, fmt::format("celos.{}: unknown field \"{}\" (known: id, schedule, "
                                    "schedulingStrategy, trigger, externalService, startTime, "
                                    "maxRetryCount, waitTimeoutSeconds, url, contacts, inputs, outputs, "
-                                   "atomicOutputs)",
+                                   "atomicOutputs, retryDelaySeconds, retryBackoffFactor, "
+                                   "maxRetryDelaySeconds, notify)",
                                    fn, name));
     }
     duk_pop(ctx);
@@ -267,6 +270,7 @@ duk_ret_t define_workflow(duk_context* ctx) {
   if (get_field(ctx, "url")) workflow.url = require_string(ctx, -1, fn, field("url"));
   if (get_field(ctx, "contacts")) workflow.contacts = read_contacts(ctx, fn);
   duk_pop_n(ctx, 5);
+  read_operator_fields(ctx, fn, workflow);
 
   for (std::size_t i = 0; i < scope.workflows.size(); ++i) {
     if (scope.workflows[i].id == workflow.id) {

@@ -78,6 +78,9 @@ ExternalServicePtr make_js_oozie_service(std::shared_ptr<HttpClient> http, std::
 duk_ret_t dataset_js(duk_context* ctx);
 duk_ret_t status_trigger_js(duk_context* ctx);
 void read_dataset_fields(duk_context* ctx, const char* fn, Workflow& workflow);
+// Operator fields (js_operator.cc): retryDelaySeconds, retryBackoffFactor,
+// maxRetryDelaySeconds and notify of the defineWorkflow options at stack index 0.
+void read_operator_fields(duk_context* ctx, const char* fn, Workflow& workflow);
 // Hands the script a trigger object (js_api.cc).
 void push_trigger(duk_context* ctx, TriggerPtr trigger);
 

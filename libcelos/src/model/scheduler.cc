@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/retry_backoff.h"
 #include "model/dataset_step.h"
 #include "model/step.h"
 #include "model/step_context.h"
@@ -56,6 +57,12 @@ WorkflowConfigPtr Scheduler::config() {
     if (config_) return config_;
   }
   return reload();
+}
+
+WorkflowConfigPtr Scheduler::refresh() {
+  auto config = source_.load();  // re-evaluates only the files that changed
+  set_config(config);
+  return config;
 }
 
 WorkflowConfigPtr Scheduler::reload() {
@@ -122,7 +129,8 @@ Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,
   return wf;
 }
 
-Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, Time now) {
+Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, Time now,
+                                   const std::string& by) {
   auto config = this->config();
   auto wf = find_slot(*config, workflow, slot_time);
   if (!wf) return tl::unexpected(wf.error());
@@ -140,11 +148,12 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),
                stored->has_value() ? to_string((*stored)->status) : "no state");
-  notify({SlotChange{*stored, *next, now, "api"}});
+  notify({SlotChange{*stored, *next, now, by}});
   return next;
 }
 
-Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
+Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, Time now,
+                                  const std::string& by) {
   auto config = this->config();
   auto wf = find_slot(*config, workflow, slot_time);
   if (!wf) return tl::unexpected(wf.error());
@@ -165,7 +174,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time) {
     DatasetStep(*config, db_, file_systems_, Time{}).after_failure(**wf, *next);
   }
   log_change(current, *next);
-  notify({SlotChange{*stored, *next, Time{}, "api"}});
+  notify({SlotChange{*stored, *next, now, by}});
   return next;
 }
 
@@ -217,7 +226,11 @@ Result<TriggerStatus> Scheduler::trigger_status(const std::string& workflow, Tim
   auto wf = find_workflow(*config, workflow);
   if (!wf) return tl::unexpected(wf.error());
   detail::StepTriggerContext context(now, db_, file_systems_);
-  return (*wf)->trigger->evaluate(slot_time, context);
+  auto tree = (*wf)->trigger->evaluate(slot_time, context);
+  if (!tree) return tree;
+  auto stored = db_.get_slot(SlotId{workflow, slot_time});  // retry back-off (retry_backoff.h)
+  if (!stored) return tl::unexpected(stored.error());
+  return stored->has_value() ? with_retry_backoff(**stored, std::move(*tree), now) : *tree;
 }
 
 }  // namespace celos

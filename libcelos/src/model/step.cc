@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/retry_backoff.h"
 #include "model/step_context.h"
 
 namespace celos::detail {
@@ -474,9 +475,10 @@ class Step {
 }  // namespace
 
 SlotState failed_attempt(const Workflow& workflow, const SlotState& slot, std::string message,
-                         Time /*now*/) {
-  SlotState next = slot.retry_count < workflow.max_retry_count ? slot.retry().value()
-                                                               : slot.failure().value();
+                         Time now) {
+  SlotState next = slot.retry_count < workflow.max_retry_count
+                       ? retry_with_backoff(slot, workflow, now).value()  // celos/retry_backoff.h
+                       : slot.failure().value();
   next.message = std::move(message);
   return next;
 }

@@ -1,6 +1,7 @@
 // The dispatcher: finds the route, checks the method and runs the handler (serialized for
 // mutating routes). The handlers of the §6 routes are in api_handlers.cc.
 #include "celos/api.h"
+#include "celos/operator_api.h"
 
 #include <exception>
 #include <set>
@@ -43,6 +44,7 @@ Api::Api(Scheduler& scheduler, ApiOptions options)
   }
   metrics_->set_leader_source([this] { return cluster_role() == "leader"; });
   register_core_routes(routes_, *this);
+  register_operator_routes(routes_, *this);
   register_dataset_routes(routes_, *this);
   register_ops_routes(routes_, *this);
   register_docs_routes(routes_, *this);

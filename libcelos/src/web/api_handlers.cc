@@ -6,6 +6,7 @@
 
 #include "api_params.h"
 #include "celos/api.h"
+#include "celos/operator_api.h"
 #include "slot_json.h"
 
 namespace celos {
@@ -152,7 +153,8 @@ HttpServerResponse get_trigger_status(const Api& api, const HttpServerRequest& r
 HttpServerResponse post_rerun(const Api& api, const HttpServerRequest& request) {
   auto slot = slot_params(request);
   if (!slot) return error_response(slot.error());
-  auto state = api.scheduler().rerun(slot->workflow, slot->time, api.now());
+  auto state = api.scheduler().rerun(slot->workflow, slot->time, api.now(),
+                                     request_actor(request, request.token_name));
   if (!state) return error_response(state.error());
   return slot_response(*state);
 }
@@ -160,7 +162,8 @@ HttpServerResponse post_rerun(const Api& api, const HttpServerRequest& request) 
 HttpServerResponse post_kill(const Api& api, const HttpServerRequest& request) {
   auto slot = slot_params(request);
   if (!slot) return error_response(slot.error());
-  auto state = api.scheduler().kill(slot->workflow, slot->time);
+  auto state = api.scheduler().kill(slot->workflow, slot->time, api.now(),
+                                    request_actor(request, request.token_name));
   if (!state) return error_response(state.error());
   return slot_response(*state);
 }
@@ -206,12 +209,13 @@ void register_mutations(RouteTable& table, const Api& api) {
              .response_schema = R"({"type":"object","properties":{"workflows":{"type":"integer"},)"
                                 R"("errors":{"type":"array","items":{"type":"string"}}}})",
              .handler = bind(api, post_clear_cache)});
+  // Legacy path only: /api/v1/rerun and /api/v1/kill also take ranges (operator_api.cc).
   table.add({.method = "POST", .path = "/rerun", .role = Role::kOperator, .mutates = true,
-             .mount = Mount::kLegacyAndV1, .summary = "Rerun a slot (from a final state)",
+             .mount = Mount::kRoot, .summary = "Rerun a slot (from a final state)",
              .params = {id_param(), slot_time}, .response_schema = kSlotRef,
              .handler = bind(api, post_rerun)});
   table.add({.method = "POST", .path = "/kill", .role = Role::kOperator, .mutates = true,
-             .mount = Mount::kLegacyAndV1, .summary = "Kill a slot (and its external job)",
+             .mount = Mount::kRoot, .summary = "Kill a slot (and its external job)",
              .params = {id_param(), slot_time}, .response_schema = kSlotRef,
              .handler = bind(api, post_kill)});
   table.add({.method = "POST", .path = "/pause", .role = Role::kOperator, .mutates = true,

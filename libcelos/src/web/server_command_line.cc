@@ -22,6 +22,7 @@ constexpr const char* kUsage =
     "                    [--state-db URI] [--node-id ID]\n"
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
     "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
+    "                    [--notify-webhook URL]...\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -51,6 +52,8 @@ po::options_description describe_server_options() {
        "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")
       ("auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")
       ("auth-reads", "reads need a viewer token too (needs --auth-tokens)")
+      ("notify-webhook", po::value<std::vector<std::string>>()->composing(),
+       "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")
       ("slurm-bin", po::value<std::string>(),
        "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
        "default: found in PATH")
@@ -205,6 +208,16 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   if (options.host.empty()) return fail("--host must not be empty", ErrorCode::kInvalid);
   if (auto ok = read_directories(vm, options); !ok) return tl::unexpected(ok.error());
   options.create_db = vm.count("create-db") > 0;
+  if (vm.count("notify-webhook")) {
+    for (const std::string& url : vm["notify-webhook"].as<std::vector<std::string>>()) {
+      if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+        return fail(fmt::format("--notify-webhook must be an http:// or https:// URL, not \"{}\"",
+                                url),
+                    ErrorCode::kInvalid);
+      }
+      options.notify_webhooks.push_back(url);
+    }
+  }
   if (auto ok = read_cluster(vm, options); !ok) return tl::unexpected(ok.error());
   if (auto ok = read_api_options(vm, options); !ok) return tl::unexpected(ok.error());
   return options;

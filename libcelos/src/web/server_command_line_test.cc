@@ -163,6 +163,17 @@ TEST_CASE("server options: --slurm-bin names an existing directory") {
 }
 
 }  // namespace
+TEST_CASE("server options: --notify-webhook is repeatable and must be an http(s) URL") {
+  auto result = parse({"--port", "1", "--notify-webhook", "http://a/hook", "--notify-webhook",
+                       "https://b/hook"});
+  REQUIRE(result);
+  CHECK(result->options->notify_webhooks ==
+        std::vector<std::string>{"http://a/hook", "https://b/hook"});
+  CHECK(parse({"--port", "1"})->options->notify_webhooks.empty());
+  CHECK_THAT(error_of({"--port", "1", "--notify-webhook", "mailto:ops@example.com"}),
+             Catch::Contains("--notify-webhook"));
+}
+
 }  // namespace celos
 
 namespace celos {

@@ -1,0 +1,197 @@
+// Why a queue of its own: a step must never wait for a webhook that hangs (SPEC §13), and a
+// receiver that is down for a few minutes must still hear of the failure afterwards.
+#include "celos/notifier.h"
+
+#include <algorithm>
+#include <random>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace celos {
+namespace {
+
+namespace json = boost::json;
+
+Time system_now() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+}
+
+std::string random_prefix() {
+  std::random_device random;
+  return fmt::format("{:08x}{:08x}", random(), random());
+}
+
+bool listed(const std::vector<SlotStatus>& on, SlotStatus s) {
+  return std::find(on.begin(), on.end(), s) != on.end();
+}
+
+}  // namespace
+
+NotificationQueue::NotificationQueue(NotifierOptions options)
+    : options_(std::move(options)), id_prefix_(random_prefix()) {}
+
+std::string NotificationQueue::payload(const SlotChange& change, const Workflow* workflow) {
+  const SlotState& s = change.to;
+  json::object o{{"id", fmt::format("{}-{}", id_prefix_, ++counter_)},
+                 {"workflow", s.id.workflow},
+                 {"time", format_time(s.id.time)},
+                 {"status", to_string(s.status)},
+                 {"externalID", s.external_id ? json::value(*s.external_id) : json::value()},
+                 {"url", workflow && workflow->url ? json::value(*workflow->url) : json::value()},
+                 {"node", options_.node}};
+  return json::serialize(o);
+}
+
+void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& config) {
+  if (change.from && change.from->status == change.to.status) return;  // not a change of status
+  const Workflow* workflow = config.find(change.to.id.workflow);
+  std::vector<std::string> webhooks;
+  const SlotStatus status = change.to.status;
+  if (status == SlotStatus::kFailure || status == SlotStatus::kWaitTimeout) {
+    webhooks = options_.default_webhooks;
+  }
+  if (workflow) {
+    for (const Workflow::Notify& rule : workflow->notify) {
+      if (listed(rule.on, status)) webhooks.push_back(rule.webhook);
+    }
+  }
+  std::sort(webhooks.begin(), webhooks.end());
+  webhooks.erase(std::unique(webhooks.begin(), webhooks.end()), webhooks.end());
+  for (const std::string& url : webhooks) {
+    std::string body;
+    {
+      std::lock_guard lock(mutex_);
+      body = payload(change, workflow);
+    }
+    push(Notification{url, std::move(body), change.at, change.at, 0});
+  }
+}
+
+void NotificationQueue::push(Notification n) {
+  std::lock_guard lock(mutex_);
+  if (queue_.size() >= options_.capacity && !queue_.empty()) {
+    spdlog::warn("notification queue full ({}): dropping the oldest, to {}: {}",
+                 options_.capacity, queue_.front().webhook, queue_.front().body);
+    queue_.pop_front();
+    ++dropped_;
+  }
+  queue_.push_back(std::move(n));
+}
+
+std::optional<Time> NotificationQueue::send_due(Time now) {
+  for (;;) {
+    Notification n;
+    {
+      std::lock_guard lock(mutex_);
+      auto due = std::min_element(queue_.begin(), queue_.end(),
+                                  [](const auto& a, const auto& b) { return a.due < b.due; });
+      if (due == queue_.end()) return std::nullopt;
+      if (due->due > now) return due->due;
+      n = std::move(*due);
+      queue_.erase(due);
+    }
+    HttpRequest request;
+    request.method = "POST";
+    request.url = n.webhook;
+    request.headers = {{"Content-Type", "application/json"}};
+    request.body = n.body;
+    auto answer = options_.http->send(request);
+    ++n.attempts;
+    if (answer && answer->status >= 200 && answer->status < 300) {
+      std::lock_guard lock(mutex_);
+      ++delivered_;
+      continue;
+    }
+    const std::string why = answer ? fmt::format("HTTP {}", answer->status) : answer.error().message;
+    auto delay = options_.first_retry * (1LL << std::min(n.attempts - 1, 20));
+    delay = std::min<std::chrono::milliseconds>(delay, options_.max_retry);
+    if (now + delay - n.created > options_.give_up_after) {
+      spdlog::error("notification undeliverable after {} attempts to {}: {} (last: {})",
+                    n.attempts, n.webhook, n.body, why);
+      std::lock_guard lock(mutex_);
+      ++undeliverable_;
+      continue;
+    }
+    spdlog::warn("notification to {} failed ({}), retry {} in {} s", n.webhook, why, n.attempts,
+                 delay.count() / 1000.0);
+    n.due = now + delay;
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(n));
+  }
+}
+
+std::size_t NotificationQueue::size() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+std::uint64_t NotificationQueue::dropped() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+std::uint64_t NotificationQueue::delivered() const {
+  std::lock_guard lock(mutex_);
+  return delivered_;
+}
+std::uint64_t NotificationQueue::undeliverable() const {
+  std::lock_guard lock(mutex_);
+  return undeliverable_;
+}
+
+Notifier::Notifier(std::function<WorkflowConfigPtr()> config, NotifierOptions options)
+    : config_(std::move(config)),
+      clock_(options.clock ? options.clock : system_now),
+      queue_(std::move(options)),
+      thread_([this] { loop(); }) {}
+
+Notifier::~Notifier() { stop(); }
+
+Time Notifier::now() const { return clock_(); }
+
+void Notifier::on_slot_changes(const std::vector<SlotChange>& changes) {
+  const WorkflowConfigPtr config = config_();
+  const std::size_t before = queue_.size();
+  for (SlotChange change : changes) {
+    // The retry schedule counts from when the change was queued: `at` may be a step's
+    // explicit time, far from the clock's.
+    change.at = now();
+    queue_.add(change, *config);
+  }
+  if (queue_.size() == before) return;
+  std::lock_guard lock(mutex_);
+  woken_ = true;
+  wake_.notify_one();
+}
+
+void Notifier::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+    wake_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+  if (auto left = queue_.size(); left > 0) {
+    spdlog::warn("stopping with {} notifications not delivered", left);
+  }
+}
+
+void Notifier::loop() {
+  for (;;) {
+    const auto next = queue_.send_due(now());
+    std::unique_lock lock(mutex_);
+    if (stopping_) return;
+    if (woken_) {
+      woken_ = false;
+      continue;
+    }
+    if (next) {
+      wake_.wait_for(lock, std::max<std::chrono::milliseconds>(*next - now(), std::chrono::milliseconds(1)));
+    } else {
+      wake_.wait(lock, [this] { return stopping_ || woken_; });
+    }
+  }
+}
+
+}  // namespace celos

@@ -1,0 +1,144 @@
+// The operator endpoints through celos::Api: range rerun/kill, slot history, slot log.
+#include <boost/json.hpp>
+#include <catch2/catch.hpp>
+
+#include "celos/api.h"
+#include "celos/slot_history.h"
+#include "celos/state_db.h"
+#include "testing/fakes.h"
+#include "testing/temp_dir.h"
+
+namespace {
+
+namespace json = boost::json;
+using namespace celos;
+using celos::testing::FakeExternalService;
+using celos::testing::FakeFileSystemResolver;
+using celos::testing::MemFileSystem;
+using celos::testing::TempDir;
+
+const Time kNow = make_time(2015, 9, 13, 13, 30);
+
+struct World {
+  TempDir dir;
+  std::shared_ptr<FakeExternalService> service = std::make_shared<FakeExternalService>();
+  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
+  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
+  std::unique_ptr<StateDatabase> db =
+      make_file_state_database(make_local_file_system(), dir / "db");
+  FakeFileSystemResolver file_systems{std::make_shared<MemFileSystem>()};
+  Scheduler scheduler{*source, *db, file_systems};
+  std::unique_ptr<SchedulerListener> history = make_history_recorder(*db);
+  Api api{scheduler, [this] {
+              ApiOptions options;
+              options.clock = [] { return kNow; };
+              options.jobs_dir = dir / "db/jobs";
+              return options;
+            }()};
+
+  World() {
+    Workflow w;
+    w.id = "wf";
+    w.schedule = make_hourly_schedule();
+    w.strategy = make_serial_strategy(1);
+    w.trigger = make_always_trigger();
+    w.service = service;
+    w.start_time = make_time(2015, 9, 13, 10);
+    config->workflows.emplace("wf", w);
+    scheduler.add_listener(*history);
+  }
+
+  HttpServerResponse call(const std::string& method, const std::string& target) {
+    HttpServerRequest request;
+    request.method = method;
+    request.target = target;
+    request.remote = "10.0.0.7:41234";
+    REQUIRE(parse_request_target(target, request.path, request.query));
+    return api.handle(request);
+  }
+  json::value call_json(const std::string& method, const std::string& target, int status = 200) {
+    const auto response = call(method, target);
+    INFO(method << " " << target << " -> " << response.body);
+    REQUIRE(response.status == status);
+    return json::parse(response.body);
+  }
+  void store(const std::string& time, SlotStatus s, std::optional<std::string> job = {}) {
+    REQUIRE(db->put_slots({SlotState::of({"wf", *parse_time(time)}, s, job)}));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("POST /api/v1/rerun with start and end answers the range, dry run or real") {
+  World w;
+  w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
+  w.store("2015-09-13T11:00Z", SlotStatus::kRunning, "job-1");
+  const std::string range = "/api/v1/rerun?id=wf&start=2015-09-13T09:00Z&end=2015-09-13T13:00Z";
+  auto dry = w.call_json("POST", range + "&dryRun=true");
+  CHECK(json::serialize(dry) ==
+        R"({"dryRun":true,"slots":[{"time":"2015-09-13T10:00:00.000Z","from":"FAILURE","to":"WAITING"},)"
+        R"({"time":"2015-09-13T12:00:00.000Z","from":null,"to":"WAITING"}],)"
+        R"("skipped":[{"time":"2015-09-13T11:00:00.000Z","status":"RUNNING",)"
+        R"("reason":"cannot rerun slot wf@2015-09-13T11:00:00.000Z: it is RUNNING"}]})");
+  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status ==
+        SlotStatus::kFailure);
+  auto real = w.call_json("POST", range + "&status=FAILURE");
+  CHECK(real.at("dryRun") == false);
+  CHECK(real.at("slots").as_array().size() == 1);
+  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status ==
+        SlotStatus::kWaiting);
+  auto history = w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:00Z");
+  CHECK(json::serialize(history) ==
+        R"([{"at":"2015-09-13T13:30:00.000Z","from":"FAILURE","to":"WAITING","externalID":null,)"
+        R"("retryCount":0,"by":"api:anonymous@10.0.0.7"}])");
+}
+
+TEST_CASE("range requests with bad parameters are 400 and change nothing") {
+  World w;
+  w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
+  const std::string base = "/api/v1/rerun?id=wf";
+  w.call_json("POST", base + "&time=2015-09-13T10:00Z&start=2015-09-13T09:00Z", 400);
+  w.call_json("POST", base + "&start=2015-09-13T09:00Z", 400);
+  w.call_json("POST", base + "&end=2015-09-13T09:00Z", 400);
+  w.call_json("POST", base + "&start=2015-09-13T12:00Z&end=2015-09-13T09:00Z", 400);
+  w.call_json("POST", base + "&start=2015-09-13T09:00Z&end=2015-09-14T09:00Z&status=BROKEN", 400);
+  w.call_json("POST", base + "&start=2015-09-13T09:00Z&end=2015-09-14T09:00Z&dryRun=yes", 400);
+  w.call_json("POST", base + "&start=2015-09-13T09:00Z&end=2017-09-14T09:00Z", 400);
+  w.call_json("POST", "/api/v1/kill?id=nope&start=2015-09-13T09:00Z&end=2015-09-14T09:00Z", 404);
+  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status ==
+        SlotStatus::kFailure);
+  CHECK(w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:00Z").as_array().empty());
+  w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:30Z", 404);
+}
+
+TEST_CASE("with time and no dryRun /api/v1/rerun answers as /rerun; with dryRun as a range") {
+  World w;
+  w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
+  auto dry = w.call_json("POST", "/api/v1/kill?id=wf&time=2015-09-13T11:00Z&dryRun=true");
+  CHECK(dry.at("slots").as_array().size() == 1);
+  w.call_json("POST", "/api/v1/kill?id=wf&time=2015-09-13T11:30Z&dryRun=true", 404);
+  auto single = w.call_json("POST", "/api/v1/rerun?id=wf&time=2015-09-13T10:00Z");
+  CHECK(single.at("status") == "WAITING");
+  CHECK(single.as_object().contains("retryCount"));
+}
+
+TEST_CASE("GET /api/v1/slot-log answers the tail of the job's output as text") {
+  World w;
+  w.store("2015-09-13T10:00Z", SlotStatus::kSuccess, "job-1");
+  testing::write_text_file(w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stdout", "hello\n");
+  testing::write_text_file(w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stderr", "warn\n");
+  // The fake service is not a command service: a kind that keeps no output is 404.
+  const std::string slot = "/api/v1/slot-log?id=wf&time=2015-09-13T10:00Z";
+  CHECK(w.call("GET", slot).status == 404);
+  w.service->kind_name = "command";
+  auto out = w.call("GET", slot);
+  CHECK(out.status == 200);
+  CHECK(out.content_type == "text/plain; charset=utf-8");
+  CHECK(out.body == "hello\n");
+  CHECK(w.call("GET", slot + "&stream=stderr&tail=2").body == "n\n");
+  CHECK(w.call("GET", slot + "&stream=nope").status == 400);
+  CHECK(w.call("GET", slot + "&tail=0").status == 400);
+  CHECK(w.call("GET", slot + "&tail=16777217").status == 400);
+  CHECK(w.call("GET", slot + "&tail=abc").status == 400);
+  CHECK(w.call("GET", "/api/v1/slot-log?id=wf&time=2015-09-13T11:00Z").status == 404);
+}
