@@ -96,7 +96,9 @@ json::object parameter(const RouteParam& p) {
 }
 
 json::object operation(const Route& route, const std::string& path) {
-  const bool legacy = route.mount == Mount::kLegacyAndV1 && path.rfind(kApiPrefix, 0) != 0;
+  // The §6 paths (also those served only at the root, like the single-slot /rerun).
+  const bool legacy = path.rfind(kApiPrefix, 0) != 0 && path.rfind("/health/", 0) != 0 &&
+                      path != "/metrics";
   std::string method(route.method);
   for (char& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   json::array params;
@@ -123,7 +125,9 @@ json::object operation(const Route& route, const std::string& path) {
                                       (route.mutates || route.role != Role::kViewer
                                            ? "."
                                            : " when --auth-reads is given.");
-  if (legacy) description += " The SPEC §6 path; the same as " + std::string(kApiPrefix) + route.path + ".";
+  if (legacy && route.mount == Mount::kLegacyAndV1) {
+    description += " The SPEC §6 path; the same as " + std::string(kApiPrefix) + route.path + ".";
+  }
   json::object op{{"operationId", (legacy ? "legacy" : "") + method + camel(path)},
                   {"summary", route.summary},
                   {"description", description},
