@@ -29,7 +29,8 @@ unit() {  # unit PRESET: only the unit-test binaries (no servers, no benchmarks)
   [ -n "$targets" ] || { echo "test.sh: no unit-test targets in preset $1" >&2; return 1; }
   # shellcheck disable=SC2086 # one word per target
   cmake --build --preset "$1" -j "$jobs" --target $targets
-  ctest --preset "$1" -j "$jobs" --timeout 600 -LE e2e
+  TSAN_OPTIONS="suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTIONS:-}" \
+    ctest --preset "$1" -j "$jobs" --timeout 600 -LE e2e
 }
 
 fuzz() {  # every fuzzer for CELOS_FUZZ_SECONDS on a copy of its seed corpus

@@ -23,6 +23,7 @@ struct FileContents {
   std::map<SlotId, SlotState> slots;
   std::map<SlotId, Time> reruns;  // slot -> when the rerun was asked
   std::vector<std::string> paused;
+  std::map<SlotId, Time> announced;  // (dataset, instance) -> when it was announced
 };
 
 Result<std::string> read_all(const fs::path& path) {
@@ -101,6 +102,21 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
     if (now - *marked > kRerunMarkerLifetime && final) continue;  // expired
     contents.reruns.emplace(id, *marked);
   }
+  auto announced = slot_files(dir / "datasets");
+  if (!announced) return tl::unexpected(announced.error());
+  for (const auto& [id, path] : *announced) {
+    auto text = read_all(path);
+    if (!text) return tl::unexpected(text.error());
+    boost::system::error_code json_ec;
+    auto v = boost::json::parse(*text, json_ec);
+    const boost::json::value* at = !json_ec && v.is_object() ? v.as_object().if_contains("announced") : nullptr;
+    auto t = at && at->is_string() ? parse_time(std::string_view(at->get_string())) : Result<Time>(fail(""));
+    if (!t) {
+      return fail(fmt::format("corrupt announcement file {}: no \"announced\" time", path.string()),
+                  ErrorCode::kCorrupt);
+    }
+    contents.announced.emplace(id, *t);
+  }
   std::error_code ec;
   if (fs::is_directory(dir / "paused", ec)) {
     for (const auto& f : fs::directory_iterator(dir / "paused")) {
@@ -142,6 +158,17 @@ Result<void> write_contents(PGconn* c, const FileContents& contents, bool force)
                     "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) SELECT * FROM "
                     "unnest($1::text[], $2::timestamptz[], $3::timestamptz[])",
                     {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(marked)});
+  if (!r) return tl::unexpected(r.error());
+  std::vector<pg::Param> dataset, instance, stamp;
+  for (const auto& [id, t] : contents.announced) {
+    dataset.emplace_back(id.workflow);
+    instance.emplace_back(format_time(id.time));
+    stamp.emplace_back(format_time(t));
+  }
+  r = pg::exec(c,
+               "INSERT INTO celos_announced (dataset, instance_time, announced) SELECT * FROM "
+               "unnest($1::text[], $2::timestamptz[], $3::timestamptz[])",
+               {pg::array_literal(dataset), pg::array_literal(instance), pg::array_literal(stamp)});
   if (!r) return tl::unexpected(r.error());
   for (const auto& p : contents.paused) paused.emplace_back(p);
   r = pg::exec(c, "INSERT INTO celos_paused (workflow) SELECT * FROM unnest($1::text[])",

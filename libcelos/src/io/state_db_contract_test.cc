@@ -155,6 +155,8 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
                            "  \"retryCount\" : 2\n}");
   testing::write_text_file(dir / "rerun/wordcount-nyc/2015-09-15/01:00:00.000Z", "");
   testing::write_text_file(dir / "paused/wordcount-lax", "");
+  testing::write_text_file(dir / "datasets/raw-logs/2015-09-15/03:00:00.000Z",
+                           "{\"announced\":\"2015-09-15T03:05:00.000Z\"}\n");
   const Time now = Time{std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch())};
   auto report = import_file_database(dir.path(), uri, false, now);
@@ -172,6 +174,8 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
   CHECK(slots->at(1).retry_count == 2);
   CHECK(*(*db)->rerun_times("wordcount-nyc", now) == std::vector<Time>{make_time(2015, 9, 15, 1)});
   CHECK(*(*db)->is_paused("wordcount-lax"));
+  CHECK(*(*db)->announced_instances("raw-logs", make_time(2015, 9, 15), make_time(2015, 9, 16)) ==
+        std::vector<Time>{make_time(2015, 9, 15, 3)});
 
   SECTION("a second import into the non-empty target is refused; --force replaces it") {
     testing::write_text_file(dir / "state/other/2015-09-15/00:00:00.000Z",
