@@ -26,6 +26,10 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
+#include "celos/audit.h"
+#include "celos/auth.h"
+#include "celos/host_check.h"
+#include "celos/metrics.h"
 #include "celos/executor.h"
 #include "celos/cluster.h"
 #include "celos/cluster_api.h"
@@ -182,7 +186,14 @@ int main(int argc, char** argv) try {
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
        .oozie_user = user, .slurm_bin = opts.slurm_bin_dir, .io_timeout = io_timeout});
-  celos::Scheduler scheduler(*source, *state_db, *file_systems);
+  // Metrics see external calls through decorators; the services themselves know nothing of it.
+  celos::Metrics metrics;
+  auto measured_source = celos::instrument_workflow_source(*source, metrics);
+  auto measured_file_systems = celos::instrument_file_systems(
+      *file_systems, metrics, hadoop_config->get("fs.defaultFS").rfind("file:", 0) == 0 ? "file" : "webhdfs");
+  celos::Scheduler scheduler(*measured_source, *state_db, *measured_file_systems);
+  scheduler.add_listener(metrics);
+  if (auto mode = state_db->maintenance()) metrics.set_maintenance(mode->mode);
   auto history = celos::make_history_recorder(*state_db);
   scheduler.add_listener(*history);
   // Notifications: their own HTTP client, 10 s per POST (SPEC §16), their own thread.
@@ -201,16 +212,31 @@ int main(int argc, char** argv) try {
   // SPEC §10: at most --io-concurrency external calls of a step in flight.
   auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
   scheduler.set_executor(*executor);
-  // Load once before serving, so that reads never trigger the first load themselves.
-  const auto config = scheduler.reload();
-  spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
-               config->workflows.size(), workflows, config->errors.size());
 
+  std::unique_ptr<celos::TokenStore> tokens;
+  if (!opts.auth_tokens.empty()) {
+    auto opened = celos::TokenStore::open(opts.auth_tokens);
+    if (!opened) throw StartupError{opened.error().message};
+    tokens = std::move(*opened);
+  } else if (!celos::is_loopback(opts.host)) {
+    spdlog::warn("listening on {} without --auth-tokens: anyone who reaches this address can "
+                 "rerun, kill and pause workflows", opts.host);
+  }
+  auto audit = celos::make_file_audit_sink(opts.logs_dir);
+  auto hosts = opts.allowed_hosts.empty()
+                   ? celos::default_host_policy(opts.host, "")
+                   : *celos::parse_allowed_hosts(opts.allowed_hosts);
+  celos::StartupGate startup;
   auto cluster = make_cluster(opts, fence);
-  celos::ApiOptions api_options;
-  api_options.may_step = [&cluster] { return cluster->is_leader(); };
-  api_options.jobs_dir = db + "/jobs";  // /api/v1/slot-log
-  celos::Api api(scheduler, api_options);
+  celos::Api api(scheduler, {.hosts = hosts, .auth = {tokens.get(), opts.auth_reads},
+                             .audit = audit.get(), .metrics = &metrics, .db = state_db.get(),
+                             .startup = &startup,
+                             .cluster_role = [&cluster] {
+                               return std::string(cluster->is_leader() ? "leader" : "standby");
+                             },
+                             .node = cluster->node_id(),
+                             .jobs_dir = db + "/jobs",  // /api/v1/slot-log
+                             .may_step = [&cluster] { return cluster->is_leader(); }});
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;
@@ -218,6 +244,12 @@ int main(int argc, char** argv) try {
   server_options.port = static_cast<std::uint16_t>(opts.port);
   auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
   spdlog::info("listening on {}:{}", opts.host, server->port());
+  // The port is open first: /health/*, /metrics and /version answer while the files load,
+  // everything else waits for the load (SPEC §16).
+  const auto config = scheduler.reload();
+  startup.open();
+  spdlog::info("celos-server {}: {} workflows loaded from {} ({} load errors)", CELOS_VERSION,
+               config->workflows.size(), workflows, config->errors.size());
   // Standbys never step, and the step is what reloads changed workflow files: every node
   // picks them up on its own at least every 10 s (SPEC §16), serialized with the mutations.
   std::optional<celos::PeriodicTask> refresher;
@@ -231,7 +263,8 @@ int main(int argc, char** argv) try {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
     spdlog::info("stepping automatically every {} s", opts.auto_schedule_seconds);
   }
-
+  // SIGHUP also re-reads the tokens file (SPEC §16); serving and the running step go on.
+  if (tokens) reload_hooks.add("tokens file", [&tokens] { return tokens->reload(); });
   on_hangup(hangups, reload_hooks);
   signals.async_wait([&hangups](const boost::system::error_code&, int signal) {
     spdlog::info("signal {} received: finishing the running step and stopping", signal);

@@ -140,6 +140,23 @@ void announced_instances_are_idempotent_and_ranged(StateDatabase& db) {
   CHECK(db.announced_instances("contract-ds", kDay, kDay)->empty());
 }
 
+void maintenance_is_off_until_set_and_round_trips(StateDatabase& db) {
+  auto initial = db.maintenance();
+  REQUIRE(initial);
+  CHECK(initial->mode == MaintenanceMode::kOff);
+  CHECK_FALSE(initial->reason);
+  Maintenance drain{MaintenanceMode::kDrain, "patching \"db\" ☃", kDay + hours(3)};
+  REQUIRE(db.set_maintenance(drain));
+  auto stored = db.maintenance();
+  REQUIRE(stored);
+  CHECK(stored->mode == MaintenanceMode::kDrain);
+  CHECK(stored->reason == drain.reason);
+  CHECK(stored->since == drain.since);
+  REQUIRE(db.set_maintenance(Maintenance{MaintenanceMode::kOff, std::nullopt, kDay}));
+  CHECK(db.maintenance()->mode == MaintenanceMode::kOff);
+  CHECK_FALSE(db.maintenance()->reason);
+}
+
 void history_is_kept_per_slot_in_append_order(StateDatabase& db) {
   const SlotId a{"contract-history", kDay + hours(1)}, b{"contract-history", kDay + hours(2)};
   CHECK(db.slot_history(a).value().empty());
@@ -173,6 +190,7 @@ void check_state_database_contract(StateDatabase& db) {
   pause_flags_are_set_and_cleared_idempotently(db);
   a_large_batch_is_stored_whole(db);
   announced_instances_are_idempotent_and_ranged(db);
+  maintenance_is_off_until_set_and_round_trips(db);
 }
 
 }  // namespace celos::testing

@@ -25,22 +25,47 @@
 #include <thread>
 #include <utility>
 
+#include <atomic>
+
+#include "celos/audit.h"
+#include "celos/auth.h"
+#include "celos/host_check.h"
 #include "celos/http_server.h"
+#include "celos/metrics.h"
 #include "celos/route_table.h"
+#include "celos/state_db.h"
 #include "celos/scheduler.h"
 #include "celos/time.h"
 #include "celos/version.h"
 
 namespace celos {
 
+class StartupGate;
+
 struct ApiOptions {
   // The current time; empty = the system clock.
-  std::function<Time()> clock;
+  std::function<Time()> clock = {};
   std::string version = CELOS_VERSION;
+  // Host/Origin check (SPEC §16); nothing = no check (unit tests).
+  std::optional<HostPolicy> hosts = {};
+  // Bearer tokens (SPEC §13); no token store = no authentication.
+  AuthOptions auth = {};
+  // Where mutating requests are recorded; null = nowhere. Not owned.
+  AuditSink* audit = nullptr;
+  // /metrics; null = an empty Metrics of the Api's own. Not owned.
+  Metrics* metrics = nullptr;
+  // Maintenance mode and the readiness check; null = the maintenance routes answer 500.
+  StateDatabase* db = nullptr;
+  // Until the first load of the workflows ends (SPEC §16); null = loaded. Not owned.
+  StartupGate* startup = nullptr;
+  // "leader", "standby", ... for /health/ready and celos_leader; empty = always "leader".
+  std::function<std::string()> cluster_role = {};
+  // This server as named in audit records (host:port).
+  std::string node = {};
   // Where command and Slurm jobs keep their output (<db>/jobs), for /api/v1/slot-log.
-  std::string jobs_dir;
+  std::string jobs_dir = {};
   // Cluster (SPEC §11): when set and false, step() does nothing (a standby never steps).
-  std::function<bool()> may_step;
+  std::function<bool()> may_step = {};
 };
 
 class Api {
@@ -67,15 +92,28 @@ class Api {
   // A step for a handler that already holds the mutation lock (a mutating route's handler).
   StepReport step_locked(Time now, const std::optional<std::set<std::string>>& ids) const;
 
+  // True for the requests answered before the first load of the workflows has ended.
+  bool answers_while_loading(const HttpServerRequest& request) const;
+
   Time now() const;
   Scheduler& scheduler() const { return scheduler_; }
   const ApiOptions& options() const { return options_; }
+  Metrics& metrics() const { return *metrics_; }
+  // "leader" unless the cluster says otherwise.
+  std::string cluster_role() const;
+  // True once the first load of the workflows has ended.
+  bool workflows_loaded() const;
 
  private:
   HttpServerResponse dispatch(const HttpServerRequest& request) const;
+  HttpServerResponse run_route(const Route& route, const HttpServerRequest& request,
+                               const RouteTable::Match& match, const std::string& token) const;
+  void audit(const HttpServerRequest& request, const std::string& token, int status) const;
 
   Scheduler& scheduler_;
   ApiOptions options_;
+  std::unique_ptr<Metrics> own_metrics_;
+  Metrics* metrics_;
   RouteTable routes_;
   mutable std::mutex mutation_mutex_;
 };
@@ -84,6 +122,44 @@ class Api {
 void register_core_routes(RouteTable& table, const Api& api);
 // The dataset routes of SPEC §14 (datasets_api.cc), registered by Api's constructor.
 void register_dataset_routes(RouteTable& table, const Api& api);
+// /health/*, /metrics, /api/v1/maintenance and /api/v1/audit (ops_api.cc).
+void register_ops_routes(RouteTable& table, const Api& api);
+// /api/v1/openapi.json, /api/v1/docs and its assets (openapi.cc).
+void register_docs_routes(RouteTable& table, const Api& api);
+// The OpenAPI 3 document (JSON text) of every route in `table`.
+std::string openapi_json(const RouteTable& table, const std::string& version);
+
+// Holds requests back until the first load of the workflows has ended (SPEC §16): jobs wait
+// (at most `max_wait`, then their timeout runs) and run on the thread that calls open().
+class StartupGate {
+ public:
+  explicit StartupGate(std::chrono::milliseconds max_wait = std::chrono::seconds(60));
+  ~StartupGate();
+  StartupGate(const StartupGate&) = delete;
+  StartupGate& operator=(const StartupGate&) = delete;
+
+  bool is_open() const { return open_.load(); }
+  // Runs the waiting jobs; later ones run at once. Idempotent.
+  void open();
+  // Runs `job` now if open, else when opened or (`on_timeout` instead) after max_wait.
+  void run_or_wait(std::function<void()> job, std::function<void()> on_timeout);
+
+ private:
+  struct Waiting {
+    std::chrono::steady_clock::time_point deadline;
+    std::function<void()> job;
+    std::function<void()> on_timeout;
+  };
+  void expire_loop();
+
+  std::chrono::milliseconds max_wait_;
+  std::atomic<bool> open_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Waiting> waiting_;
+  bool stopping_ = false;
+  std::thread timer_;
+};
 
 // Runs jobs one at a time, in the order posted, on its own thread.
 class SerialWorker {
@@ -117,8 +193,10 @@ class SerialWorker {
 };
 
 // The server's handler: reads are answered on the calling (connection) thread, mutations are
-// queued on `worker` and answered when they ran (503 if the worker stopped first). `api` and
-// `worker` must outlive the handler.
+// queued on `worker` and answered when they ran (503 if the worker stopped first). While the
+// Api's StartupGate is closed, requests other than /health/*, /metrics and /version wait for it
+// (503 {"error": "workflows are loading"} after its max_wait). Every answer is counted in the
+// Api's metrics. `api` and `worker` must outlive the handler.
 AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker);
 
 // --autoSchedule: a step at the current time every `interval`, through `worker`, so that steps

@@ -52,6 +52,8 @@ struct SubmitContext {
   std::map<std::string, std::string> env;
 };
 
+// Adding a virtual here? Forward it in the metrics decorator (io/instrumented.cc), which wraps
+// every service of celos-server; a default implementation would otherwise hide the override.
 class ExternalService {
  public:
   virtual ~ExternalService() = default;

@@ -7,6 +7,7 @@
 // WorkflowConfig snapshot and the state database, whose files are replaced atomically.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -28,6 +29,9 @@
 
 namespace celos {
 
+// The number of SlotStatus values.
+inline constexpr int kSlotStatusCount = 7;
+
 // How far back the step looks (SPEC §4): 7 days.
 inline constexpr std::chrono::hours kSlidingWindow{24 * 7};
 
@@ -44,6 +48,9 @@ struct StepReport {
   std::string slowest_call;      // "12 ms (Oozie status of ...)", "" when none
   // The slots the step looked at, by their state at its end (the window, reruns, RUNNING).
   std::map<SlotStatus, int> slot_counts;
+  // The maintenance mode the step ran in (SPEC §13): under drain nothing is submitted, under
+  // pause the step does nothing.
+  MaintenanceMode maintenance = MaintenanceMode::kOff;
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.
@@ -127,6 +134,8 @@ class Scheduler {
                                                   const std::string& workflow, Time slot_time);
   void set_config(WorkflowConfigPtr config);
   void notify(const std::vector<SlotChange>& changes);
+  // The stored maintenance mode (SPEC §13); pause, with an error in the report, if unreadable.
+  MaintenanceMode maintenance_mode(StepReport& report);
   // range_ops.cc: the writes of a real range rerun / kill.
   [[nodiscard]] Result<void> commit_range_rerun(const std::vector<SlotChange>& changes, Time now);
   [[nodiscard]] Result<void> commit_range_kill(const Workflow& wf, std::vector<SlotChange>& changes,

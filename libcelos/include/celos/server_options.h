@@ -32,6 +32,11 @@ struct ServerOptions {
   // bound of each call in seconds (> 0): Oozie, WebHDFS, Slurm commands, kills from the API.
   int io_concurrency = 32;
   double io_timeout_seconds = 30;
+  // --allowed-hosts a,b ('*' = any); empty = the default list (celos/host_check.h).
+  std::string allowed_hosts;
+  // --auth-tokens FILE (absolute; empty = no authentication) and --auth-reads (SPEC §13).
+  std::string auth_tokens;
+  bool auth_reads = false;
   // --slurm-bin: the directory of sbatch, squeue, scontrol, scancel, sacct; empty = PATH.
   std::string slurm_bin_dir;
   // --notify-webhook URL (repeatable): notified of FAILURE and WAIT_TIMEOUT of every workflow.

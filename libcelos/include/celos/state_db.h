@@ -25,6 +25,21 @@
 
 namespace celos {
 
+// Maintenance modes (SPEC §13): drain = nothing new is submitted, pause = steps do nothing.
+enum class MaintenanceMode { kOff, kDrain, kPause };
+std::string_view to_string(MaintenanceMode mode);
+// "off", "drain", "pause"; kInvalid naming the value otherwise.
+[[nodiscard]] Result<MaintenanceMode> parse_maintenance_mode(std::string_view text);
+
+struct Maintenance {
+  MaintenanceMode mode = MaintenanceMode::kOff;
+  std::optional<std::string> reason;
+  std::optional<Time> since;  // when the mode was entered
+};
+// {"mode","reason","since"} as stored; kCorrupt on bad content.
+std::string maintenance_to_json(const Maintenance& maintenance);
+[[nodiscard]] Result<Maintenance> maintenance_from_json(std::string_view json);
+
 // How long a rerun marker keeps a slot in the step's view.
 inline constexpr std::chrono::hours kRerunMarkerLifetime{24 * 14};
 
@@ -56,6 +71,10 @@ class StateDatabase {
                                                               Time now) = 0;
   [[nodiscard]] virtual Result<bool> is_paused(std::string_view workflow) = 0;
   [[nodiscard]] virtual Result<void> set_paused(std::string_view workflow, bool paused) = 0;
+  // The maintenance mode (SPEC §13); mode off with no reason and no since when never set.
+  // File backend: <db>/maintenance, a JSON object written atomically.
+  [[nodiscard]] virtual Result<Maintenance> maintenance() = 0;
+  [[nodiscard]] virtual Result<void> set_maintenance(const Maintenance& maintenance) = 0;
   // Slot history (SPEC §13): appends changes (any slots, any workflows) to their slots' history,
   // durable as a group. Cheap enough to be called once per step with all its changes.
   [[nodiscard]] virtual Result<void> append_history(

@@ -232,6 +232,22 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->remove(path);
   }
 
+  Result<Maintenance> maintenance() override {
+    const std::string path = root_ + "/maintenance";
+    auto text = fs_->read(path);
+    if (!text) {
+      if (text.error().code == ErrorCode::kNotFound) return Maintenance{};
+      return tl::unexpected(text.error());
+    }
+    auto parsed = maintenance_from_json(*text);
+    if (!parsed) return fail(path + ": " + parsed.error().message, ErrorCode::kCorrupt);
+    return parsed;
+  }
+
+  Result<void> set_maintenance(const Maintenance& maintenance) override {
+    return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
+  }
+
   // History: <db>/history/<workflow>/<slot day>.jsonl, append-only JSON lines, so that a step
   // appends once per workflow and slot day instead of writing one file per change.
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {

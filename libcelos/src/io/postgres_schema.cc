@@ -36,6 +36,8 @@ constexpr const char* kMigrations[] = {
     "  id bigserial PRIMARY KEY, workflow text NOT NULL, slot_time timestamptz NOT NULL,"
     "  entry text NOT NULL);"
     "CREATE INDEX celos_history_slot ON celos_history (workflow, slot_time, id);",
+    // 3 -> 4: the maintenance mode (SPEC §13), one row holding its JSON record.
+    "CREATE TABLE celos_maintenance (id integer PRIMARY KEY CHECK (id = 1), record text NOT NULL);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

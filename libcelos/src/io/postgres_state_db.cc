@@ -166,6 +166,28 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
+  Result<Maintenance> maintenance() override {
+    return with_conn([](PGconn* c) -> Result<Maintenance> {
+      auto r = pg::exec(c, "SELECT record FROM celos_maintenance WHERE id = 1");
+      if (!r) return tl::unexpected(r.error());
+      if (PQntuples(r->get()) == 0) return Maintenance{};
+      auto record = pg::field(r->get(), 0, 0);
+      if (!record) return Maintenance{};
+      return maintenance_from_json(*record);
+    });
+  }
+
+  Result<void> set_maintenance(const Maintenance& maintenance) override {
+    return write([&](PGconn* c) -> Result<void> {
+      auto r = pg::exec(c,
+                        "INSERT INTO celos_maintenance (id, record) VALUES (1, $1) "
+                        "ON CONFLICT (id) DO UPDATE SET record = excluded.record",
+                        {maintenance_to_json(maintenance)});
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    });
+  }
+
   Result<void> set_paused(std::string_view workflow, bool paused) override {
     return write([&](PGconn* c) -> Result<void> {
       auto r = paused ? pg::exec(c,

@@ -76,13 +76,24 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   const auto started = std::chrono::steady_clock::now();
   auto config = source_.load();
   set_config(config);
-  spdlog::info("step at {} started ({} workflows loaded, {} load errors, {} calls at a time)",
-               format_time(now), config->workflows.size(), config->errors.size(),
-               executor_->width());
-  StepReport report = detail::run_step(
-      *config, now, ids,
-      {db_, file_systems_, *executor_,
-       [this](const std::vector<SlotChange>& changes) { notify(changes); }});
+  StepReport report;
+  const MaintenanceMode mode = maintenance_mode(report);
+  if (mode == MaintenanceMode::kPause) {
+    spdlog::info("step at {}: maintenance pause, nothing done", format_time(now));
+    report.now = now;
+  } else {
+    spdlog::info("step at {} started ({} workflows loaded, {} load errors, {} calls at a time)",
+                 format_time(now), config->workflows.size(), config->errors.size(),
+                 executor_->width());
+    std::vector<std::string> errors = std::move(report.errors);
+    report = detail::run_step(
+        *config, now, ids,
+        {db_, file_systems_, *executor_,
+         [this](const std::vector<SlotChange>& changes) { notify(changes); },
+         mode == MaintenanceMode::kDrain});
+    report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
+  }
+  report.maintenance = mode;
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
   spdlog::info(
@@ -93,6 +104,16 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
       report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks);
   for (SchedulerListener* l : listeners_) l->on_step(report);
   return report;
+}
+
+MaintenanceMode Scheduler::maintenance_mode(StepReport& report) {
+  auto maintenance = db_.maintenance();
+  if (maintenance) return maintenance->mode;
+  // Unreadable: the operator may have asked for a pause, so do nothing rather than submit.
+  spdlog::error("maintenance mode unreadable, the step does nothing: {}",
+                maintenance.error().message);
+  report.errors.push_back("maintenance: " + maintenance.error().message);
+  return MaintenanceMode::kPause;
 }
 
 Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,

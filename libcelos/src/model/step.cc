@@ -134,6 +134,7 @@ class Step {
     if (*paused) return;
     if (auto loaded = load_slots(run); !loaded) return run.error(loaded.error().message);
     run.active = true;
+    if (env_.drain) return;  // maintenance drain: READY slots wait
     const Workflow& wf = *run.wf;
     for (SlotState pick : wf.strategy->pick(run.slots)) {
       // Datasets: the consumed set goes into the RUNNING record; leftovers are removed.

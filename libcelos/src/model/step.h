@@ -19,6 +19,9 @@ struct StepEnvironment {
   Executor& executor;
   // Called with the changes of each durable write, on the step's thread.
   std::function<void(const std::vector<SlotChange>&)> committed;
+  // Maintenance drain (SPEC §13): nothing new is submitted (READY slots wait); RUNNING slots
+  // are followed and triggers evaluated as usual.
+  bool drain = false;
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,

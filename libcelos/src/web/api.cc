@@ -4,6 +4,7 @@
 #include "celos/operator_api.h"
 
 #include <exception>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -19,10 +20,12 @@ std::string_view trim_slash(std::string_view path) {
 
 HttpServerResponse method_not_allowed(const HttpServerRequest& request,
                                       const RouteTable::Match& match) {
+  std::set<std::string> methods;
+  for (const Route* route : match.on_path) methods.insert(route->method);
   std::string allowed;
-  for (const Route* route : match.on_path) {
+  for (const std::string& method : methods) {
     if (!allowed.empty()) allowed += ", ";
-    allowed += route->method;
+    allowed += method;
   }
   auto response =
       json_error(405, fmt::format("method {} not allowed on {}: use {}", request.method,
@@ -34,10 +37,30 @@ HttpServerResponse method_not_allowed(const HttpServerRequest& request,
 }  // namespace
 
 Api::Api(Scheduler& scheduler, ApiOptions options)
-    : scheduler_(scheduler), options_(std::move(options)) {
+    : scheduler_(scheduler), options_(std::move(options)), metrics_(options_.metrics) {
+  if (metrics_ == nullptr) {
+    own_metrics_ = std::make_unique<Metrics>();
+    metrics_ = own_metrics_.get();
+  }
+  metrics_->set_leader_source([this] { return cluster_role() == "leader"; });
   register_core_routes(routes_, *this);
   register_operator_routes(routes_, *this);
   register_dataset_routes(routes_, *this);
+  register_ops_routes(routes_, *this);
+  register_docs_routes(routes_, *this);
+}
+
+std::string Api::cluster_role() const {
+  return options_.cluster_role ? options_.cluster_role() : "leader";
+}
+
+bool Api::workflows_loaded() const {
+  return options_.startup == nullptr || options_.startup->is_open();
+}
+
+bool Api::answers_while_loading(const HttpServerRequest& request) const {
+  const RouteTable::Match match = routes_.match(request.method, request.path);
+  return match.route != nullptr && match.route->while_loading;
 }
 
 Time Api::now() const {
@@ -63,21 +86,60 @@ HttpServerResponse Api::handle(const HttpServerRequest& request) const {
   }
 }
 
+// SPEC §16's order: Host/Origin (403), route (404), method (405), token (401/403), then the
+// handler's own parameter checks (400). Mutating routes are audited, accepted or refused.
 HttpServerResponse Api::dispatch(const HttpServerRequest& request) const {
   const RouteTable::Match match = routes_.match(request.method, request.path);
+  const bool mutating = match.route != nullptr && match.route->mutates;
+  if (options_.hosts) {
+    const bool writes = mutating || (request.method != "GET" && request.method != "HEAD");
+    if (auto refused = check_host_and_origin(*options_.hosts, request, writes)) {
+      if (mutating) audit(request, "", 403);
+      return json_error(403, *refused);
+    }
+  }
   if (match.on_path.empty()) return json_error(404, "no such endpoint: " + request.path);
   if (match.route == nullptr) return method_not_allowed(request, match);
   const Route& route = *match.route;
-  // Path parameters need a copy of the request; the common routes have none.
-  std::optional<HttpServerRequest> with_params;
-  if (!match.path_params.empty()) {
-    with_params.emplace(request);
-    with_params->path_params = match.path_params;
+  AuthResult auth = authorize(options_.auth, route.role, route.mutates, request);
+  if (auth.refusal) {
+    if (mutating) audit(request, auth.token_name, auth.refusal->status);
+    return std::move(*auth.refusal);
   }
-  const HttpServerRequest& call = with_params ? *with_params : request;
+  HttpServerResponse response = run_route(route, request, match, auth.token_name);
+  if (mutating) audit(request, auth.token_name, response.status);
+  return response;
+}
+
+HttpServerResponse Api::run_route(const Route& route, const HttpServerRequest& request,
+                                  const RouteTable::Match& match, const std::string& token) const {
+  // Path parameters and the token's name need a copy of the request; the common reads have none.
+  std::optional<HttpServerRequest> copy;
+  if (!match.path_params.empty() || !token.empty()) {
+    copy.emplace(request);
+    copy->path_params = match.path_params;
+    copy->token_name = token;
+  }
+  const HttpServerRequest& call = copy ? *copy : request;
   if (!route.mutates) return route.handler(call);
   std::lock_guard lock(mutation_mutex_);
   return route.handler(call);
+}
+
+void Api::audit(const HttpServerRequest& request, const std::string& token, int status) const {
+  if (options_.audit == nullptr) return;
+  AuditRecord record;
+  record.time = now();
+  record.node = options_.node;
+  // The peer's address without its port.
+  record.client = request.remote.substr(0, request.remote.rfind(':'));
+  if (!token.empty()) record.token = token;
+  record.method = request.method;
+  record.path = request.path;
+  const auto question = request.target.find('?');
+  if (question != std::string::npos) record.query = request.target.substr(question + 1);
+  record.status = status;
+  options_.audit->append(record);
 }
 
 StepReport Api::step(Time now, const std::optional<std::set<std::string>>& ids) const {

@@ -36,12 +36,15 @@ HttpServerResponse post_scheduler(const Api& api, const HttpServerRequest& reque
   const StepReport report = api.step_locked(at, ids);
   json::array errors;
   for (const auto& e : report.errors) errors.emplace_back(e);
-  return json_response(json::object{{"time", format_time(at)},
-                                    {"workflows", report.workflows},
-                                    {"changed", report.changed},
-                                    {"submitted", report.submitted},
-                                    {"errors", std::move(errors)},
-                                    {"durationMs", report.duration.count()}});
+  json::object answer{{"time", format_time(at)},
+                      {"workflows", report.workflows},
+                      {"changed", report.changed},
+                      {"submitted", report.submitted},
+                      {"errors", std::move(errors)},
+                      {"durationMs", report.duration.count()}};
+  // Only under maintenance, so that the §6 answer stays as it was.
+  if (report.maintenance != MaintenanceMode::kOff) answer["maintenance"] = to_string(report.maintenance);
+  return json_response(answer);
 }
 
 HttpServerResponse post_clear_cache(const Api& api) {

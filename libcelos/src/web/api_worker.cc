@@ -68,14 +68,80 @@ void SerialWorker::loop() {
 }
 
 AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker) {
-  return [&api, &worker](HttpServerRequest request, HttpResponder respond) {
-    if (!api.is_mutation(request)) return respond(api.handle(request));
+  return [&api, &worker](HttpServerRequest request, HttpResponder respond_raw) {
+    HttpResponder respond = [&api, respond_raw](HttpServerResponse response) {
+      api.metrics().count_http_request(response.status);
+      respond_raw(std::move(response));
+    };
     auto shared = std::make_shared<const HttpServerRequest>(std::move(request));
-    const bool queued = worker.post(
-        [&api, shared, respond] { respond(api.handle(*shared)); },
-        [respond] { respond(json_error(503, "the server is shutting down")); });
-    if (!queued) respond(json_error(503, "the server is shutting down"));
+    auto answer = [&api, &worker, shared, respond] {
+      if (!api.is_mutation(*shared)) return respond(api.handle(*shared));
+      const bool queued = worker.post(
+          [&api, shared, respond] { respond(api.handle(*shared)); },
+          [respond] { respond(json_error(503, "the server is shutting down")); });
+      if (!queued) respond(json_error(503, "the server is shutting down"));
+    };
+    StartupGate* gate = api.options().startup;
+    if (gate == nullptr || gate->is_open() || api.answers_while_loading(*shared)) return answer();
+    gate->run_or_wait(answer, [respond] { respond(json_error(503, "workflows are loading")); });
   };
+}
+
+StartupGate::StartupGate(std::chrono::milliseconds max_wait)
+    : max_wait_(max_wait), timer_([this] { expire_loop(); }) {}
+
+StartupGate::~StartupGate() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  timer_.join();
+  for (auto& waiting : waiting_) waiting.on_timeout();
+}
+
+void StartupGate::open() {
+  std::deque<Waiting> ready;
+  {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    ready.swap(waiting_);
+  }
+  wake_.notify_all();
+  for (auto& waiting : ready) waiting.job();
+}
+
+void StartupGate::run_or_wait(std::function<void()> job, std::function<void()> on_timeout) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!open_) {
+      waiting_.push_back({std::chrono::steady_clock::now() + max_wait_, std::move(job),
+                          std::move(on_timeout)});
+      wake_.notify_all();
+      return;
+    }
+  }
+  job();
+}
+
+void StartupGate::expire_loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_ && !open_) {
+    if (waiting_.empty()) {
+      wake_.wait(lock);
+      continue;
+    }
+    const auto deadline = waiting_.front().deadline;  // in arrival order: the first is due first
+    if (std::chrono::steady_clock::now() < deadline) {
+      wake_.wait_until(lock, deadline);
+      continue;
+    }
+    Waiting expired = std::move(waiting_.front());
+    waiting_.pop_front();
+    lock.unlock();
+    expired.on_timeout();
+    lock.lock();
+  }
 }
 
 PeriodicStepper::PeriodicStepper(const Api& api, SerialWorker& worker,

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "celos/host_check.h"
 #include "celos/server_options.h"
 
 namespace celos {
@@ -20,6 +21,7 @@ constexpr const char* kUsage =
     "                    [--slurm-bin DIR] [--io-concurrency N] [--io-timeout SECONDS]\n"
     "                    [--state-db URI] [--node-id ID]\n"
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
+    "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
     "                    [--notify-webhook URL]...\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
@@ -45,6 +47,11 @@ po::options_description describe_server_options() {
        "seconds each external call may take (default 30)")
       ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
        "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
+      ("allowed-hosts", po::value<std::string>(),
+       "host names clients may use (Host header), comma-separated; * = any "
+       "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")
+      ("auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")
+      ("auth-reads", "reads need a viewer token too (needs --auth-tokens)")
       ("notify-webhook", po::value<std::vector<std::string>>()->composing(),
        "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")
       ("slurm-bin", po::value<std::string>(),
@@ -177,6 +184,23 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
   return {};
 }
 
+Result<void> read_api_options(const po::variables_map& vm, ServerOptions& options) {
+  if (vm.count("allowed-hosts")) {
+    options.allowed_hosts = vm["allowed-hosts"].as<std::string>();
+    if (auto ok = parse_allowed_hosts(options.allowed_hosts); !ok) return tl::unexpected(ok.error());
+  }
+  if (vm.count("auth-tokens")) {
+    const auto& file = vm["auth-tokens"].as<std::string>();
+    if (file.empty()) return fail("--auth-tokens must not be empty", ErrorCode::kInvalid);
+    options.auth_tokens = absolute_directory(file);
+  }
+  options.auth_reads = vm.count("auth-reads") > 0;
+  if (options.auth_reads && options.auth_tokens.empty()) {
+    return fail("--auth-reads needs --auth-tokens", ErrorCode::kInvalid);
+  }
+  return {};
+}
+
 Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   ServerOptions options;
   if (auto ok = read_numbers(vm, options); !ok) return tl::unexpected(ok.error());
@@ -195,6 +219,7 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
     }
   }
   if (auto ok = read_cluster(vm, options); !ok) return tl::unexpected(ok.error());
+  if (auto ok = read_api_options(vm, options); !ok) return tl::unexpected(ok.error());
   return options;
 }
 

@@ -1,0 +1,81 @@
+// Bearer tokens with roles (SPEC §13, §16). The tokens file (--auth-tokens) holds SHA-256
+// hashes only:
+//
+//   {"tokens": [{"name": "jenkins", "role": "operator", "sha256": "<64 hex digits>"}]}
+//
+// A request presents `Authorization: Bearer <token>`; the token is hashed and compared with
+// every entry in constant time. Tokens themselves are never stored or logged.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/error.h"
+#include "celos/http_server.h"
+#include "celos/route_table.h"
+
+namespace celos {
+
+using Sha256 = std::array<std::uint8_t, 32>;
+Sha256 sha256(std::string_view data);
+std::string to_hex(const Sha256& hash);
+
+struct Token {
+  std::string name;
+  Role role = Role::kViewer;
+  Sha256 hash{};
+};
+
+// "viewer", "operator", "admin"; kInvalid otherwise.
+[[nodiscard]] Result<Role> parse_role(std::string_view text);
+// Parses a tokens file's text; kInvalid with a message that names the entry and the problem.
+[[nodiscard]] Result<std::vector<Token>> parse_tokens(std::string_view json);
+
+// The tokens of a file, re-read when the file changes (checked at most once a second, on
+// requests) or when reload() is called (SIGHUP). Thread-safe; lookups take no lock.
+class TokenStore {
+ public:
+  // Reads the file: kInvalid naming the file if it is missing or malformed (exit 2 at start).
+  [[nodiscard]] static Result<std::unique_ptr<TokenStore>> open(std::string path);
+
+  // Re-reads the file. On failure the previous tokens stay and the error is logged & returned.
+  Result<void> reload();
+  // reload() if the file's size, mtime or inode changed since the last read.
+  void reload_if_changed();
+
+  // The token whose hash matches `token`, if any (constant time in the token's content).
+  std::optional<Token> find(std::string_view token) const;
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TokenStore(std::string path) : path_(std::move(path)) {}
+  std::string stamp() const;
+
+  std::string path_;
+  std::atomic<std::shared_ptr<const std::vector<Token>>> tokens_;
+  std::atomic<std::int64_t> next_check_ms_{0};
+  std::string stamp_;  // of the last read; guarded by next_check_ms_'s winner / reload's caller
+};
+
+struct AuthOptions {
+  TokenStore* tokens = nullptr;  // null: no authentication (SPEC §13: nothing changes)
+  bool auth_reads = false;             // --auth-reads: reads need a viewer token too
+};
+
+struct AuthResult {
+  std::optional<HttpServerResponse> refusal;  // 401 (with WWW-Authenticate) or 403
+  std::string token_name;                     // of the authenticated token, if any
+};
+// Decides whether `request` may use a route needing `role` (mutating routes: `role` as given;
+// reads need a token only with auth_reads; kPublic never). Re-reads a changed tokens file.
+AuthResult authorize(const AuthOptions& options, Role role, bool mutates,
+                     const HttpServerRequest& request);
+
+}  // namespace celos

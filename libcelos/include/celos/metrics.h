@@ -1,0 +1,106 @@
+// celos-server's Prometheus metrics (SPEC §13, §16), rendered in the text format 0.0.4 by
+// GET /metrics. Counters and histograms are atomics: recording never takes a lock, so the
+// request path and the step never wait for a scrape or for each other.
+//
+// Fed by: the scheduler (Metrics is a SchedulerListener: steps, slot counts), the API's HTTP
+// handler (requests by status code), the instrumenting decorators below (external calls and
+// file system checks), the maintenance endpoint, and the notifier
+// (count_notification_dropped). One instance per server; thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "celos/external_service.h"
+#include "celos/file_system.h"
+#include "celos/scheduler.h"
+#include "celos/state_db.h"
+#include "celos/workflow.h"
+
+namespace celos {
+
+// A Prometheus histogram with fixed upper bounds (seconds), updated without locks.
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void observe(double value);
+  // `labels` is empty or `service="oozie",operation="submit"` (without braces).
+  void render(std::string& out, std::string_view name, std::string_view labels) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> buckets_;  // per bound, not cumulative
+  std::atomic<std::uint64_t> count_{0};
+  std::atomic<double> sum_{0};
+};
+
+// The label values of SPEC §16.
+inline constexpr std::array<std::string_view, 5> kMetricServices{"oozie", "command", "slurm",
+                                                                 "webhdfs", "file"};
+inline constexpr std::array<std::string_view, 6> kMetricOperations{"submit", "start", "status",
+                                                                   "kill", "exists", "delete"};
+
+class Metrics final : public SchedulerListener {
+ public:
+  Metrics();
+
+  // SchedulerListener: a step's count, duration and slot counts; API changes adjust the counts.
+  void on_slot_changes(const std::vector<SlotChange>& changes) override;
+  void on_step(const StepReport& report) override;
+
+  void count_http_request(int status);
+  // One call of an external service or file system; unknown labels are ignored.
+  void observe_external_call(std::string_view service, std::string_view operation,
+                             double seconds, bool ok);
+  void count_notification_dropped();
+  void set_maintenance(MaintenanceMode mode);
+  // celos_leader: the cluster's view (a file-backend server is always the leader).
+  void set_leader_source(std::function<bool()> is_leader);
+
+  // Slots in RUNNING as of the last step (adjusted by API kills since).
+  int running_slots() const;
+
+  // The text of /metrics. `config` supplies celos_workflows and celos_workflow_load_errors
+  // (may be null while loading).
+  std::string render(const WorkflowConfig* config) const;
+
+ private:
+  static constexpr int kHttpCodes = 600;
+  void render_slots(std::string& out) const;
+  void render_external(std::string& out) const;
+
+  std::atomic<std::uint64_t> steps_{0};
+  Histogram step_duration_;
+  std::array<std::atomic<std::uint64_t>, kMetricServices.size()> submissions_{};
+  std::array<std::atomic<std::uint64_t>, kMetricServices.size()> call_errors_{};
+  std::vector<std::unique_ptr<Histogram>> call_durations_;  // [service][operation]
+  std::array<std::atomic<std::uint64_t>, kHttpCodes> http_{};
+  std::atomic<std::uint64_t> notifications_dropped_{0};
+  std::atomic<int> maintenance_{0};
+  std::function<bool()> is_leader_;
+  // The slots the last step looked at, by status (adjusted by API changes since); written by
+  // the step and API mutations (serialized), read by scrapes.
+  mutable std::mutex slots_mutex_;
+  std::array<long long, kSlotStatusCount> slots_{};
+};
+
+// Decorators that time every call into `metrics` (service label = the service's kind()).
+ExternalServicePtr instrument_service(ExternalServicePtr service, Metrics& metrics);
+// A WorkflowSource whose workflows' services are instrumented (the JS loader's services stay
+// untouched; the same service object keeps one decorator across loads).
+std::unique_ptr<WorkflowSource> instrument_workflow_source(WorkflowSource& inner, Metrics& metrics);
+// Times exists() and remove() of the resolved file systems: service label `file` for file: URIs,
+// `default_service` for the empty URI (the default file system), `webhdfs` otherwise.
+std::unique_ptr<FileSystemResolver> instrument_file_systems(FileSystemResolver& inner,
+                                                            Metrics& metrics,
+                                                            std::string default_service);
+
+}  // namespace celos
