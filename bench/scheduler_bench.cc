@@ -1,6 +1,7 @@
 // Scheduler step benchmark (issue 2): N hourly workflows with a 7-day window on a real state
 // directory. Prints the first step (every slot becomes READY and is written), a steady-state
 // step (nothing changes) and the peak RSS. Usage: celos_scheduler_bench [N...] [--dir DIR]
+// [--history] (record the slot history, as celos-server does)
 #include <sys/resource.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/scheduler.h"
+#include "celos/slot_history.h"
 
 using namespace celos;
 
@@ -52,7 +54,7 @@ long peak_rss_kb() {
 
 std::string state_db_uri;  // --state-db: empty = the file database under --dir
 
-void run(int n, const std::string& base) {
+void run(int n, const std::string& base, bool history) {
   const std::string dir = fmt::format("{}/celos-bench-{}", base, n);
   std::filesystem::remove_all(dir);
   auto config = std::make_shared<WorkflowConfig>();
@@ -83,6 +85,9 @@ void run(int n, const std::string& base) {
   }
   auto resolver = make_local_file_system_resolver();
   Scheduler scheduler(*source, *db, *resolver);
+  // --history: record every change in the slot history, as celos-server does.
+  auto recorder = make_history_recorder(*db);
+  if (history) scheduler.add_listener(*recorder);
   const Time now = make_time(2015, 9, 20, 12, 30);
 
   auto t0 = std::chrono::steady_clock::now();
@@ -100,6 +105,7 @@ void run(int n, const std::string& base) {
   auto steady2 = scheduler.step(now);
   const double steady2_ms = ms_since(t0);
 
+  std::printf("%s", history ? "[history] " : "");
   std::printf("N=%-5d first step %8.1f ms (%d slots written)  steady step %7.1f ms "
               "(then %6.1f ms, %d changes)  peak RSS %6.1f MB\n",
               n, first_ms, first.changed, steady1_ms, steady2_ms, steady2.changed + steady1.changed,
@@ -113,10 +119,13 @@ int main(int argc, char** argv) {
   std::string& state_db = state_db_uri;
   spdlog::set_level(spdlog::level::warn);
   std::vector<int> sizes;
+  bool history = false;
   std::string base = std::filesystem::temp_directory_path();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--dir" && i + 1 < argc) {
+    if (arg == "--history") {
+      history = true;
+    } else if (arg == "--dir" && i + 1 < argc) {
       base = argv[++i];
     } else if (arg == "--state-db" && i + 1 < argc) {
       state_db = argv[++i];
@@ -125,5 +134,5 @@ int main(int argc, char** argv) {
     }
   }
   if (sizes.empty()) sizes = {100, 1000};
-  for (int n : sizes) run(n, base);
+  for (int n : sizes) run(n, base, history);
 }

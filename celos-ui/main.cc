@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/http_client.h"
+#include "celos/auth.h"
 #include "celos/http_server.h"
 #include "celos/ui.h"
 #include "celos/version.h"
@@ -49,7 +50,7 @@ void setup_logging() {
 
 int main(int argc, char** argv) try {
   int port = -1;
-  std::string host, celos_url, hue_url, config_path;
+  std::string host, celos_url, hue_url, config_path, token_file;
   po::options_description options("celos-ui options");
   options.add_options()
       ("help", "print this help and exit")
@@ -58,7 +59,8 @@ int main(int argc, char** argv) try {
       ("celos", po::value(&celos_url), "URL of celos-server, e.g. http://127.0.0.1:8080 (required)")
       ("hue", po::value(&hue_url), "URL of Hue; slots with an external id link to <hue>/list_oozie_workflow/<id>")
       ("config", po::value(&config_path), "JSON file grouping workflows: {\"groups\": [{\"name\", \"workflows\": []}]}; re-read when it changes")
-      ("host", po::value(&host)->default_value("127.0.0.1"), "address to listen on (0.0.0.0 for all)");
+      ("host", po::value(&host)->default_value("127.0.0.1"), "address to listen on (0.0.0.0 for all)")
+      ("celos-token-file", po::value(&token_file), "file holding the bearer token sent to celos-server on every request (whoever reaches the UI acts with its role)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, options), vm);
   po::notify(vm);
@@ -92,6 +94,14 @@ int main(int argc, char** argv) try {
   ui.hue_url = hue_url;
   ui.config_path = config_path;
   ui.client = celos::make_curl_http_client(client_options);
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    std::string token;
+    if (!in || !std::getline(in, token) || token.empty()) {
+      throw StartupError{"--celos-token-file " + token_file + ": cannot read a token from it"};
+    }
+    ui.client = celos::with_bearer_token(ui.client, token);
+  }
 
   celos::HttpServerOptions server_options;
   server_options.host = host;

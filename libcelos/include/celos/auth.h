@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/http_client.h"
 #include "celos/http_server.h"
 #include "celos/route_table.h"
 
@@ -63,6 +64,10 @@ class TokenStore {
   std::atomic<std::int64_t> next_check_ms_{0};
   std::string stamp_;  // of the last read; guarded by next_check_ms_'s winner / reload's caller
 };
+
+// An HttpClient that adds `Authorization: Bearer <token>` to every request (celos-ui's
+// --celos-token-file). The token is never logged.
+std::shared_ptr<HttpClient> with_bearer_token(std::shared_ptr<HttpClient> inner, std::string token);
 
 struct AuthOptions {
   TokenStore* tokens = nullptr;  // null: no authentication (SPEC §13: nothing changes)

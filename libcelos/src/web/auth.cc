@@ -215,6 +215,29 @@ std::optional<Token> TokenStore::find(std::string_view token) const {
   return found;
 }
 
+namespace {
+
+class BearerClient final : public HttpClient {
+ public:
+  BearerClient(std::shared_ptr<HttpClient> inner, std::string token)
+      : inner_(std::move(inner)), header_("Bearer " + std::move(token)) {}
+  Result<HttpResponse> send(const HttpRequest& request) override {
+    HttpRequest with = request;
+    with.headers.emplace_back("Authorization", header_);
+    return inner_->send(with);
+  }
+
+ private:
+  std::shared_ptr<HttpClient> inner_;
+  std::string header_;
+};
+
+}  // namespace
+
+std::shared_ptr<HttpClient> with_bearer_token(std::shared_ptr<HttpClient> inner, std::string token) {
+  return std::make_shared<BearerClient>(std::move(inner), std::move(token));
+}
+
 AuthResult authorize(const AuthOptions& options, Role role, bool mutates,
                      const HttpServerRequest& request) {
   AuthResult result;
