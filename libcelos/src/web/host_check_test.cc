@@ -44,7 +44,7 @@ TEST_CASE("A mutating request from a foreign Origin is refused, reads and no Ori
   CHECK_FALSE(check_host_and_origin(policy, request("localhost:1"), true));
 }
 
-TEST_CASE("--allowed-hosts replaces the list; * allows any Host but still refuses foreign Origins") {
+TEST_CASE("the allowed-hosts option replaces the list; * allows any Host but still refuses foreign Origins") {
   auto listed = parse_allowed_hosts("celos.example.com, Other:99");
   REQUIRE(listed);
   CHECK(listed->hosts == std::set<std::string>{"celos.example.com", "other"});
