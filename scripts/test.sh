@@ -13,6 +13,8 @@ what=${1:-all}
 
 scripts/setup.sh
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# Paths relative to the checkout in ccache's keys: a fresh clone elsewhere reuses the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 jobs=$(nproc)
 
 full() {  # full PRESET: every target, every test
