@@ -215,7 +215,8 @@ int main(int argc, char** argv) try {
                             .first_retry = std::chrono::seconds(5),
                             .max_retry = std::chrono::minutes(2),
                             .give_up_after = std::chrono::minutes(15),
-                            .clock = {}});
+                            .clock = {},
+                            .on_drop = [&metrics] { metrics.count_notification_dropped(); }});
   scheduler.add_listener(notifier);
   // SPEC §10: at most --io-concurrency external calls of a step in flight.
   auto executor = celos::make_thread_pool_executor(opts.io_concurrency);

@@ -37,6 +37,9 @@ struct NotifierOptions {
   std::chrono::milliseconds max_retry{std::chrono::minutes(2)};
   std::chrono::milliseconds give_up_after{std::chrono::minutes(15)};
   std::function<Time()> clock;  // empty = the system clock
+  // Called (under the queue's lock: keep it quick) for every notification dropped because the
+  // queue was full: celos_notifications_dropped_total.
+  std::function<void()> on_drop = {};
 };
 
 struct Notification {

@@ -76,6 +76,7 @@ void NotificationQueue::push(Notification n) {
                  options_.capacity, queue_.front().webhook, queue_.front().body);
     queue_.pop_front();
     ++dropped_;
+    if (options_.on_drop) options_.on_drop();
   }
   queue_.push_back(std::move(n));
 }

@@ -109,12 +109,15 @@ TEST_CASE("a full queue drops its oldest notification and counts it") {
   World w;
   auto options = w.options();
   options.capacity = 2;
+  int reported = 0;
+  options.on_drop = [&reported] { ++reported; };
   NotificationQueue queue(options);
   for (int i = 0; i < 3; ++i) {
     queue.add(World::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
   }
   CHECK(queue.size() == 2);
   CHECK(queue.dropped() == 1);
+  CHECK(reported == 1);  // what celos_notifications_dropped_total counts
 }
 
 TEST_CASE("the notifier delivers from its own thread") {
