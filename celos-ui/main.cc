@@ -14,6 +14,7 @@
 
 #include "celos/http_client.h"
 #include "celos/auth.h"
+#include "celos/host_check.h"
 #include "celos/http_server.h"
 #include "celos/ui.h"
 #include "celos/version.h"
@@ -50,7 +51,7 @@ void setup_logging() {
 
 int main(int argc, char** argv) try {
   int port = -1;
-  std::string host, celos_url, hue_url, config_path, token_file;
+  std::string host, celos_url, hue_url, config_path, token_file, allowed_hosts;
   po::options_description options("celos-ui options");
   options.add_options()
       ("help", "print this help and exit")
@@ -60,6 +61,9 @@ int main(int argc, char** argv) try {
       ("hue", po::value(&hue_url), "URL of Hue; slots with an external id link to <hue>/list_oozie_workflow/<id>")
       ("config", po::value(&config_path), "JSON file grouping workflows: {\"groups\": [{\"name\", \"workflows\": []}]}; re-read when it changes")
       ("host", po::value(&host)->default_value("127.0.0.1"), "address to listen on (0.0.0.0 for all)")
+      ("allowed-hosts", po::value(&allowed_hosts),
+       "Host names this UI answers to, comma-separated ('*' = any; default: localhost, "
+       "127.0.0.1, ::1, --host and the machine's name); POSTs from pages of other hosts are refused")
       ("celos-token-file", po::value(&token_file), "file holding the bearer token sent to celos-server on every request (whoever reaches the UI acts with its role)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, options), vm);
@@ -107,7 +111,16 @@ int main(int argc, char** argv) try {
   server_options.host = host;
   server_options.port = static_cast<std::uint16_t>(port);
   server_options.threads = 4;  // each page waits on celos-server; let a few users in at once
-  auto server = celos::start_http_server(server_options, celos::make_ui_handler(ui));
+  // The same Host/Origin checks as celos-server's (SPEC §16): a web page the user opens must not
+  // rerun slots through the UI (cross-site requests, DNS rebinding).
+  celos::HostPolicy hosts = celos::default_host_policy(host, "");
+  if (vm.count("allowed-hosts")) {
+    auto parsed = celos::parse_allowed_hosts(allowed_hosts);
+    if (!parsed) throw StartupError{"--allowed-hosts: " + parsed.error().message};
+    hosts = std::move(*parsed);
+  }
+  auto server = celos::start_http_server(
+      server_options, celos::with_host_check(std::move(hosts), celos::make_ui_handler(ui)));
   spdlog::info("celos-ui {} on {}:{} reading {}", CELOS_VERSION, host, server->port(), celos_url);
 
   signals.async_wait([](const boost::system::error_code&, int signal) {

@@ -44,4 +44,8 @@ std::string node_name(int port);
 std::optional<std::string> check_host_and_origin(const HostPolicy& policy,
                                                  const HttpServerRequest& request, bool mutating);
 
+// `inner` behind the checks, for a server whose mutating requests are every method but GET and
+// HEAD (celos-ui: its own POST /rerun). A refused request is a 403 JSON error.
+HttpHandler with_host_check(HostPolicy policy, HttpHandler inner);
+
 }  // namespace celos

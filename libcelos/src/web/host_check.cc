@@ -105,4 +105,12 @@ std::optional<std::string> check_host_and_origin(const HostPolicy& policy,
   return "cross-origin request refused: Origin " + origin->second + " (see --allowed-hosts)";
 }
 
+HttpHandler with_host_check(HostPolicy policy, HttpHandler inner) {
+  return [policy = std::move(policy), inner = std::move(inner)](const HttpServerRequest& request) {
+    const bool mutating = request.method != "GET" && request.method != "HEAD";
+    if (auto why = check_host_and_origin(policy, request, mutating)) return json_error(403, *why);
+    return inner(request);
+  };
+}
+
 }  // namespace celos

@@ -67,3 +67,30 @@ TEST_CASE("Loopback addresses are told from others") {
 }
 
 }  // namespace
+
+namespace celos {
+TEST_CASE("a handler behind the host check refuses foreign Hosts and cross-site POSTs") {
+  int served = 0;
+  HttpHandler guarded = with_host_check(default_host_policy("127.0.0.1", ""),
+                                        [&served](const HttpServerRequest&) {
+                                          ++served;
+                                          return HttpServerResponse{};
+                                        });
+  HttpServerRequest get;
+  get.method = "GET";
+  get.target = "/ui";
+  get.headers = {{"host", "127.0.0.1:8081"}};
+  CHECK(guarded(get).status == 200);
+  HttpServerRequest rebinding = get;
+  rebinding.headers = {{"host", "evil.example:8081"}};
+  CHECK(guarded(rebinding).status == 403);
+  HttpServerRequest post = get;
+  post.method = "POST";
+  post.target = "/rerun?id=wf@2015-09-13T13:00Z";
+  post.headers = {{"host", "127.0.0.1:8081"}, {"origin", "http://evil.example"}};
+  CHECK(guarded(post).status == 403);
+  post.headers = {{"host", "127.0.0.1:8081"}, {"origin", "http://127.0.0.1:8081"}};
+  CHECK(guarded(post).status == 200);
+  CHECK(served == 2);
+}
+}  // namespace celos
