@@ -17,42 +17,18 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "bench_util.h"
 #include "celos/dataset.h"
 #include "celos/scheduler.h"
 
 using namespace celos;
+using namespace celos::bench;
 
 namespace {
 
-// A service that is never called: the strategy picks nothing.
-class NullService final : public ExternalService {
- public:
-  Result<std::string> submit(const SlotId&) override { return std::string("x"); }
-  Result<void> start(const SlotId&, const std::string&) override { return {}; }
-  Result<ExternalStatus> status(const SlotId&, const std::string&) override {
-    return ExternalStatus::kSuccess;
-  }
-  Result<void> kill(const SlotId&, const std::string&) override { return {}; }
-  std::string describe() const override { return "null"; }
-  std::string_view kind() const override { return "command"; }
-};
 
-// Picks nothing, so that the steady step changes nothing (submitting would measure the service).
-class NoPicks final : public SchedulingStrategy {
- public:
-  std::vector<SlotState> pick(const std::vector<SlotState>&) const override { return {}; }
-  std::string describe() const override { return "none"; }
-};
 
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
 
-long peak_rss_kb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 double steady_step(int n, const std::string& base, bool datasets) {
   const std::string dir = fmt::format("{}/celos-datasets-bench-{}", base, n);
@@ -102,18 +78,9 @@ double steady_step(int n, const std::string& base, bool datasets) {
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
-  std::vector<int> sizes;
-  std::string base = std::filesystem::temp_directory_path();
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--dir" && i + 1 < argc) {
-      base = argv[++i];
-    } else {
-      sizes.push_back(std::atoi(argv[i]));
-    }
-  }
-  if (sizes.empty()) sizes = {100, 1000};
-  for (int n : sizes) {
+  const BenchArgs args = parse_bench_args(argc, argv);
+  const std::string& base = args.dir;
+  for (int n : args.sizes) {
     const double checks = steady_step(n, base, false);
     const double datasets = steady_step(n, base, true);
     std::printf("N=%-5d steady step: hdfsCheckTrigger %8.1f ms   datasets %8.1f ms   peak RSS %6.1f MB\n",

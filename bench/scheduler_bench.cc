@@ -15,42 +15,18 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "bench_util.h"
 #include "celos/scheduler.h"
 #include "celos/slot_history.h"
 
 using namespace celos;
+using namespace celos::bench;
 
 namespace {
 
-// A service that is never called: the strategy picks nothing.
-class NullService final : public ExternalService {
- public:
-  Result<std::string> submit(const SlotId&) override { return std::string("x"); }
-  Result<void> start(const SlotId&, const std::string&) override { return {}; }
-  Result<ExternalStatus> status(const SlotId&, const std::string&) override {
-    return ExternalStatus::kSuccess;
-  }
-  Result<void> kill(const SlotId&, const std::string&) override { return {}; }
-  std::string describe() const override { return "null"; }
-  std::string_view kind() const override { return "command"; }
-};
 
-// Picks nothing, so that the steady step changes nothing (submitting would measure the service).
-class NoPicks final : public SchedulingStrategy {
- public:
-  std::vector<SlotState> pick(const std::vector<SlotState>&) const override { return {}; }
-  std::string describe() const override { return "none"; }
-};
 
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
 
-long peak_rss_kb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 std::string state_db_uri;  // --state-db: empty = the file database under --dir
 
@@ -118,21 +94,17 @@ void run(int n, const std::string& base, bool history) {
 int main(int argc, char** argv) {
   std::string& state_db = state_db_uri;
   spdlog::set_level(spdlog::level::warn);
-  std::vector<int> sizes;
   bool history = false;
-  std::string base = std::filesystem::temp_directory_path();
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
+  const BenchArgs args = parse_bench_args(argc, argv, [&](const std::string& arg, const char* next) {
     if (arg == "--history") {
       history = true;
-    } else if (arg == "--dir" && i + 1 < argc) {
-      base = argv[++i];
-    } else if (arg == "--state-db" && i + 1 < argc) {
-      state_db = argv[++i];
-    } else {
-      sizes.push_back(std::atoi(argv[i]));
+      return 1;
     }
-  }
-  if (sizes.empty()) sizes = {100, 1000};
-  for (int n : sizes) run(n, base, history);
+    if (arg == "--state-db" && next) {
+      state_db = next;
+      return 2;
+    }
+    return 0;
+  });
+  for (int n : args.sizes) run(n, args.dir, history);
 }

@@ -23,11 +23,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "../bench_util.h"
 #include "celos/scheduler.h"
 #include "celos/slurm_service.h"
 #include "celos/state_db.h"
 
 using namespace celos;
+using namespace celos::bench;
 
 namespace {
 
@@ -55,15 +57,7 @@ class SqueueLikeRunner final : public ProcessRunner {
   bool ended = false;
 };
 
-class NoPicks final : public SchedulingStrategy {
- public:
-  std::vector<SlotState> pick(const std::vector<SlotState>&) const override { return {}; }
-  std::string describe() const override { return "none"; }
-};
 
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
 
 struct Setup {
   std::string dir;
@@ -184,16 +178,6 @@ void run(int n, const std::string& base) {
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::err);
-  std::vector<int> sizes;
-  std::string base = std::filesystem::temp_directory_path();
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--dir" && i + 1 < argc) {
-      base = argv[++i];
-    } else {
-      sizes.push_back(std::atoi(argv[i]));
-    }
-  }
-  if (sizes.empty()) sizes = {100, 1000};
-  for (int n : sizes) run(n, base);
+  const BenchArgs args = parse_bench_args(argc, argv);
+  for (int n : args.sizes) run(n, args.dir);
 }
