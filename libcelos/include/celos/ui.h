@@ -121,6 +121,9 @@ struct UiPage {
   std::vector<UiWorkflow> workflows;  // every workflow celos-server knows, sorted by id
   std::string hue_url;                // "" = no links to Hue
   std::string notice;                 // shown above the grid when not empty (config problems)
+  // celos-server's maintenance mode when not "off" (SPEC §13): a banner above the grid, e.g.
+  // "drain: OS patching (since 2015-09-13T13:00:00.000Z)".
+  std::string maintenance;
 };
 
 // Text safe inside HTML elements and double-quoted attributes.

@@ -193,7 +193,28 @@ class UiHandler {
                                     workflows.error().message));
     }
     page.workflows = std::move(*workflows);
+    page.maintenance = maintenance_banner();
     return html(200, render_ui_page(page));
+  }
+
+  // "drain: reason (since T)" while celos-server is in maintenance; "" when off, or when the
+  // server cannot say (an older celos-server: the page works without the banner).
+  std::string maintenance_banner() {
+    auto text = reader_.get_json("/api/v1/maintenance");
+    if (!text) return "";
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(*text, ec);
+    const boost::json::object* o = ec ? nullptr : v.if_object();
+    const boost::json::value* mode = o ? o->if_contains("mode") : nullptr;
+    if (!mode || !mode->is_string() || mode->get_string() == "off") return "";
+    std::string banner(mode->get_string());
+    if (const auto* reason = o->if_contains("reason"); reason && reason->is_string()) {
+      banner += ": " + std::string(reason->get_string());
+    }
+    if (const auto* since = o->if_contains("since"); since && since->is_string()) {
+      banner += " (since " + std::string(since->get_string()) + ")";
+    }
+    return banner;
   }
 
   HttpServerResponse rerun(const HttpServerRequest& request) {

@@ -85,7 +85,7 @@ TEST_CASE("without a batch endpoint the page is read workflow by workflow") {
   for (const auto& r : client->requests) CHECK(r.url.find("multi-workflow-slots") == std::string::npos);
 }
 
-TEST_CASE("with the batch endpoint the page costs one request") {
+TEST_CASE("with the batch endpoint the page costs one read of the slots") {
   auto client = std::make_shared<FakeHttpClient>();
   client->on(answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[
       {"id":"zeta","paused":false,"slots":[{"time":"2015-09-15T09:00:00.000Z","status":"FAILURE","externalID":"x","retryCount":1}]},
@@ -93,7 +93,10 @@ TEST_CASE("with the batch endpoint the page costs one request") {
   auto handler = make_ui_handler(options(client));
   auto response = handler(get("/ui", {{"zoom", "30"}}));
   REQUIRE(response.status == 200);
-  CHECK(client->requests.size() == 1);
+  // The slots in one request, plus the maintenance mode for the banner.
+  REQUIRE(client->requests.size() == 2);
+  CHECK(client->requests[1].url == std::string(kCelos) + "/api/v1/maintenance");
+  CHECK(response.body.find("id=\"maintenance\"") == std::string::npos);  // 404 here: no banner
   CHECK(response.body.find(">fail</td>") != std::string::npos);
   CHECK(response.body.find("data-wf=\"alpha\"") < response.body.find("data-wf=\"zeta\""));
 }
@@ -212,4 +215,16 @@ TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a 
   auto page = handler(get("/datasets"));
   CHECK(page.status == 200);
   CHECK(page.body.find("<td>import</td><td>clean, &lt;x&gt;</td>") != std::string::npos);
+}
+
+TEST_CASE("a drain or pause of celos-server shows as a banner above the grid") {
+  auto client = std::make_shared<FakeHttpClient>();
+  client->on(answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[]})"));
+  client->on(answer("GET", "/api/v1/maintenance", 200,
+                    R"({"mode":"drain","reason":"OS <patching>","since":"2015-09-15T11:00:00.000Z","running":3})"));
+  auto handler = make_ui_handler(options(client));
+  auto response = handler(get("/ui"));
+  REQUIRE(response.status == 200);
+  CHECK(response.body.find("<div id=\"maintenance\">Maintenance mode drain: OS &lt;patching&gt; "
+                           "(since 2015-09-15T11:00:00.000Z)</div>") != std::string::npos);
 }

@@ -19,6 +19,7 @@ constexpr std::string_view kStyle = R"css(
 body { font-family: sans-serif; font-size: 11px; margin: 6px; }
 #nav { margin-bottom: 6px; } #nav a { margin-right: 1em; }
 #notice { background: #fdd; border: 1px solid #c66; padding: 4px; margin-bottom: 6px; }
+#maintenance { background: #ffd; border: 1px solid #cc6; padding: 4px; margin-bottom: 6px; }
 table#grid { border-collapse: separate; border-spacing: 1px; }
 #grid th, #grid td { padding: 0 2px; white-space: nowrap; font-weight: normal; }
 #grid th.name, #grid th.group, #grid th.now { text-align: right; padding-right: 6px; }
@@ -327,6 +328,11 @@ std::string render_ui_page(const UiPage& page) {
   out += kStyle;
   out += "</style></head>\n<body>\n";
   render_nav(out, page);
+  if (!page.maintenance.empty()) {
+    out += "<div id=\"maintenance\">Maintenance mode ";
+    append_escaped(out, page.maintenance);
+    out += "</div>\n";
+  }
   if (!page.notice.empty()) {
     out += "<div id=\"notice\">";
     append_escaped(out, page.notice);
