@@ -92,6 +92,11 @@ class Api {
   // A step for a handler that already holds the mutation lock (a mutating route's handler).
   StepReport step_locked(Time now, const std::optional<std::set<std::string>>& ids) const;
 
+  // The checks of SPEC §16 before a route runs, in their order: Host/Origin (403), route (404),
+  // method (405), token (401/403). The refusal (audited when the route mutates), or nothing.
+  // A cluster standby runs them itself before it forwards a request to the leader.
+  std::optional<HttpServerResponse> refusal(const HttpServerRequest& request) const;
+
   // True for the requests answered before the first load of the workflows has ended.
   bool answers_while_loading(const HttpServerRequest& request) const;
 
@@ -105,6 +110,12 @@ class Api {
   bool workflows_loaded() const;
 
  private:
+  struct Checked {
+    std::optional<HttpServerResponse> refusal;
+    RouteTable::Match match;
+    std::string token;  // the token's name, "" for none
+  };
+  Checked check(const HttpServerRequest& request) const;
   HttpServerResponse dispatch(const HttpServerRequest& request) const;
   HttpServerResponse run_route(const Route& route, const HttpServerRequest& request,
                                const RouteTable::Match& match, const std::string& token) const;

@@ -88,26 +88,42 @@ HttpServerResponse Api::handle(const HttpServerRequest& request) const {
 
 // SPEC §16's order: Host/Origin (403), route (404), method (405), token (401/403), then the
 // handler's own parameter checks (400). Mutating routes are audited, accepted or refused.
-HttpServerResponse Api::dispatch(const HttpServerRequest& request) const {
-  const RouteTable::Match match = routes_.match(request.method, request.path);
-  const bool mutating = match.route != nullptr && match.route->mutates;
+Api::Checked Api::check(const HttpServerRequest& request) const {
+  Checked c{std::nullopt, routes_.match(request.method, request.path), ""};
+  const bool mutating = c.match.route != nullptr && c.match.route->mutates;
   if (options_.hosts) {
     const bool writes = mutating || (request.method != "GET" && request.method != "HEAD");
     if (auto refused = check_host_and_origin(*options_.hosts, request, writes)) {
       if (mutating) audit(request, "", 403);
-      return json_error(403, *refused);
+      c.refusal = json_error(403, *refused);
+      return c;
     }
   }
-  if (match.on_path.empty()) return json_error(404, "no such endpoint: " + request.path);
-  if (match.route == nullptr) return method_not_allowed(request, match);
-  const Route& route = *match.route;
-  AuthResult auth = authorize(options_.auth, route.role, route.mutates, request);
-  if (auth.refusal) {
-    if (mutating) audit(request, auth.token_name, auth.refusal->status);
-    return std::move(*auth.refusal);
+  if (c.match.on_path.empty()) {
+    c.refusal = json_error(404, "no such endpoint: " + request.path);
+  } else if (c.match.route == nullptr) {
+    c.refusal = method_not_allowed(request, c.match);
+  } else {
+    AuthResult auth = authorize(options_.auth, c.match.route->role, mutating, request);
+    if (auth.refusal) {
+      if (mutating) audit(request, auth.token_name, auth.refusal->status);
+      c.refusal = std::move(auth.refusal);
+    }
+    c.token = std::move(auth.token_name);
   }
-  HttpServerResponse response = run_route(route, request, match, auth.token_name);
-  if (mutating) audit(request, auth.token_name, response.status);
+  return c;
+}
+
+std::optional<HttpServerResponse> Api::refusal(const HttpServerRequest& request) const {
+  return check(request).refusal;
+}
+
+HttpServerResponse Api::dispatch(const HttpServerRequest& request) const {
+  Checked c = check(request);
+  if (c.refusal) return std::move(*c.refusal);
+  const Route& route = *c.match.route;
+  HttpServerResponse response = run_route(route, request, c.match, c.token);
+  if (route.mutates) audit(request, c.token, response.status);
   return response;
 }
 

@@ -109,6 +109,8 @@ AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& ap
     if (!api.is_mutation(request) || cluster.is_leader()) {
       return inner(std::move(request), std::move(respond));
     }
+    // The standby checks Host, Origin and the token itself before forwarding (SPEC §16).
+    if (auto refused = api.refusal(request)) return respond(std::move(*refused));
     if (request.headers.count("x-celos-forwarded")) {
       return respond(json_error(503, "forwarded to a node that is not the cluster's leader "
                                      "(leadership changed): try again"));
