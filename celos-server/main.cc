@@ -193,7 +193,8 @@ int main(int argc, char** argv) try {
   auto file_systems = celos::make_hadoop_file_system_resolver(*hadoop_config, http, user);
   auto source = celos::make_js_workflow_source(
       {.workflows_dir = workflows, .defaults_dir = opts.defaults_dir, .db_dir = db, .http = http,
-       .oozie_user = user, .slurm_bin = opts.slurm_bin_dir, .io_timeout = io_timeout});
+       .oozie_user = user, .jobs_dir = opts.jobs_dir, .slurm_bin = opts.slurm_bin_dir,
+       .io_timeout = io_timeout});
   // Metrics see external calls through decorators; the services themselves know nothing of it.
   celos::Metrics metrics;
   auto measured_source = celos::instrument_workflow_source(*source, metrics);
@@ -244,7 +245,7 @@ int main(int argc, char** argv) try {
                                return std::string(cluster->is_leader() ? "leader" : "standby");
                              },
                              .node = cluster->node_id(),
-                             .jobs_dir = db + "/jobs",  // /api/v1/slot-log
+                             .jobs_dir = opts.jobs_directory(),  // /api/v1/slot-log
                              .may_step = [&cluster] { return cluster->is_leader(); }});
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;

@@ -58,6 +58,7 @@ struct CommandServiceOptions {
   std::map<std::string, std::string> env;  // extra environment variables
   std::string cwd;                         // working directory; empty = the job directory
   std::string db_dir;                      // the state database directory (jobs under <db>/jobs)
+  std::string jobs_dir = {};               // --jobs-dir: where the job directories go instead
   std::chrono::milliseconds kill_grace{2000};  // SIGTERM -> SIGKILL
   // The job's wrapper rewrites `heartbeat` this often; a job of another host (or boot) with no
   // exit status is running while its heartbeat is younger than heartbeat_timeout (SPEC §16).
@@ -68,6 +69,9 @@ struct CommandServiceOptions {
 ExternalServicePtr make_command_external_service(CommandServiceOptions options);
 
 // The job directory of a run: <db>/jobs/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>/<external id>.
+// The job directory of a run under a jobs directory (--jobs-dir).
+std::string command_job_dir_in(const std::string& jobs_dir, const SlotId& slot,
+                               const std::string& external_id);
 std::string command_job_dir(const std::string& db_dir, const SlotId& slot,
                             const std::string& external_id);
 

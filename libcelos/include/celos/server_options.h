@@ -24,6 +24,10 @@ struct ServerOptions {
   std::string defaults_dir = "/etc/celos/defaults";
   std::string logs_dir = "/var/log/celos";
   std::string db_dir = "/var/lib/celos/db";
+  // --jobs-dir: the job directories of command and Slurm jobs (SPEC §11; in a cluster, storage
+  // every node mounts). Empty: <db_dir>/jobs.
+  std::string jobs_dir;
+  std::string jobs_directory() const { return jobs_dir.empty() ? db_dir + "/jobs" : jobs_dir; }
   std::string hadoop_conf_dir = "/etc/hadoop/conf";
   bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
   bool create_db = false;          // --create-db: create a missing --db (first installs)

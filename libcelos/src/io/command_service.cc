@@ -174,18 +174,20 @@ class FdCloser {
 
 class CommandService : public ExternalService {
  public:
-  explicit CommandService(CommandServiceOptions options) : options_(std::move(options)) {}
+  explicit CommandService(CommandServiceOptions options) : options_(std::move(options)) {
+    if (options_.jobs_dir.empty() && !options_.db_dir.empty()) options_.jobs_dir = options_.db_dir + "/jobs";
+  }
 
   Result<std::string> submit(const SlotId& slot) override { return submit_with(slot, {}); }
 
   // The dataset inputs are recorded in the job directory (`inputs`: one `<name>\t<value>` line
   // per variable) so that start(), maybe in a restarted server, runs what was submitted.
   Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
-    if (options_.db_dir.empty()) {
-      return fail("command service: no state database directory configured for its jobs");
+    if (options_.jobs_dir.empty()) {
+      return fail("command service: no jobs directory configured (--db or --jobs-dir)");
     }
     const std::string id = new_external_id();
-    const std::string dir = command_job_dir(options_.db_dir, slot, id);
+    const std::string dir = command_job_dir_in(options_.jobs_dir, slot, id);
     std::error_code error;
     fs::create_directories(dir, error);
     if (error) return fail(fmt::format("cannot create job directory {}: {}", dir, error.message()));
@@ -209,7 +211,7 @@ class CommandService : public ExternalService {
 
   Result<void> start(const SlotId& slot, const std::string& external_id) override {
     if (auto valid = validate_external_id(external_id); !valid) return valid;
-    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
+    const std::string dir = command_job_dir_in(options_.jobs_dir, slot, external_id);
     // Exactly once: a job that recorded itself, ended, was killed or is being launched by an
     // earlier start() is left alone (the wrapper's started record settles any race).
     if (exists(dir + "/started") || exists(dir + "/exit") || exists(dir + "/kill-request") ||
@@ -222,7 +224,7 @@ class CommandService : public ExternalService {
 
   Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override {
     if (auto valid = validate_external_id(external_id); !valid) return tl::unexpected(valid.error());
-    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
+    const std::string dir = command_job_dir_in(options_.jobs_dir, slot, external_id);
     std::error_code error;
     if (!fs::is_directory(dir, error)) {
       return ExternalStatus(JobState::kFailure,
@@ -234,7 +236,7 @@ class CommandService : public ExternalService {
 
   Result<void> kill(const SlotId& slot, const std::string& external_id) override {
     if (auto valid = validate_external_id(external_id); !valid) return valid;
-    const std::string dir = command_job_dir(options_.db_dir, slot, external_id);
+    const std::string dir = command_job_dir_in(options_.jobs_dir, slot, external_id);
     if (exists(dir + "/exit")) return {};
     // First the durable wish: a wrapper that has not started yet never will, and the wrapper
     // of a job on another host obeys it.
@@ -377,10 +379,15 @@ class CommandService : public ExternalService {
 
 }  // namespace
 
+std::string command_job_dir_in(const std::string& jobs_dir, const SlotId& slot,
+                               const std::string& external_id) {
+  return fmt::format("{}/{}/{}/{}/{}", jobs_dir, slot.workflow, format_day(slot.time),
+                     format_time_of_day(slot.time), external_id);
+}
+
 std::string command_job_dir(const std::string& db_dir, const SlotId& slot,
                             const std::string& external_id) {
-  return fmt::format("{}/jobs/{}/{}/{}/{}", db_dir, slot.workflow, format_day(slot.time),
-                     format_time_of_day(slot.time), external_id);
+  return command_job_dir_in(db_dir + "/jobs", slot, external_id);
 }
 
 ExternalServicePtr make_command_external_service(CommandServiceOptions options) {

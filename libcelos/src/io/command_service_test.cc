@@ -240,5 +240,18 @@ TEST_CASE("the service describes itself with its command") {
   CHECK(service_for(db, "wc -l input")->describe() == "command \"wc -l input\"");
 }
 
+TEST_CASE("with a jobs directory of its own, the job directories go there and not under the db") {
+  TempDir db, jobs;
+  CommandServiceOptions options;
+  options.command = "echo shared";
+  options.db_dir = db.path();
+  options.jobs_dir = jobs.path();
+  auto service = make_command_external_service(std::move(options));
+  const std::string id = run(*service);
+  CHECK(wait_for_end(*service, id) == ExternalStatus::kSuccess);
+  CHECK(read_text_file(command_job_dir_in(jobs.path(), kSlot, id) + "/stdout") == "shared\n");
+  CHECK_FALSE(std::filesystem::exists(db.path() + "/jobs"));
+}
+
 }  // namespace
 }  // namespace celos

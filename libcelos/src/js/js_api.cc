@@ -563,6 +563,7 @@ duk_ret_t command_external_service(duk_context* ctx) {
     throw_error(ctx, "celos.commandExternalService: argument command must not be empty");
   }
   options.db_dir = scope.settings.db_dir;
+  options.jobs_dir = scope.settings.jobs_dir;  // empty: <db>/jobs
   if (!is_missing(ctx, 1)) {
     if (!is_plain_object(ctx, 1)) {
       throw_error(ctx, fmt::format("celos.{}: argument options must be an object, got {}", fn,

@@ -40,6 +40,9 @@ po::options_description describe_server_options() {
       ("db", po::value<std::string>()->default_value(d.db_dir),
        "state database directory (must exist unless --create-db)")
       ("create-db", "create a missing --db directory (first installs)")
+      ("jobs-dir", po::value<std::string>(),
+       "directory of the command and Slurm job directories (default <db>/jobs; in a cluster, "
+       "storage every node mounts)")
       ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
       ("io-concurrency", po::value<std::string>(),
        "external calls of a step in flight at once, 1-1024 (default 32; 1 = one at a time)")
@@ -176,6 +179,11 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
     *target = std::move(*dir);
   }
   options.hadoop_conf_given = !vm["hadoop-conf"].defaulted();
+  if (vm.count("jobs-dir")) {
+    auto dir = directory_option(vm, "jobs-dir");
+    if (!dir) return tl::unexpected(dir.error());
+    options.jobs_dir = std::move(*dir);
+  }
   if (vm.count("slurm-bin")) {
     auto dir = directory_option(vm, "slurm-bin");
     if (!dir) return tl::unexpected(dir.error());
@@ -301,6 +309,9 @@ Result<void> prepare_server_directories(const ServerOptions& options) {
                             "on a first install)",
                             options.db_dir),
                 ErrorCode::kInvalid);
+  }
+  if (!options.jobs_dir.empty()) {
+    if (auto ok = ensure_dir("jobs (--jobs-dir)", options.jobs_dir, false); !ok) return ok;
   }
   return ensure_dir("logs", options.logs_dir, false);
 }

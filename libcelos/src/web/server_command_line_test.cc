@@ -236,3 +236,16 @@ TEST_CASE("server options: --import-db needs no --port but a PostgreSQL --state-
 
 }  // namespace
 }  // namespace celos
+
+namespace celos {
+TEST_CASE("server options: --jobs-dir places the job directories, by default under --db") {
+  std::vector<const char*> plain{"celos-server", "--port", "0", "--db", "/var/db"};
+  auto defaults = parse_server_command_line(static_cast<int>(plain.size()), plain.data(), "v");
+  REQUIRE(defaults);
+  CHECK(defaults->options->jobs_directory() == "/var/db/jobs");
+  std::vector<const char*> shared{"celos-server", "--port", "0", "--jobs-dir", "/shared/jobs/"};
+  auto given = parse_server_command_line(static_cast<int>(shared.size()), shared.data(), "v");
+  REQUIRE(given);
+  CHECK(given->options->jobs_directory() == "/shared/jobs");
+}
+}  // namespace celos
