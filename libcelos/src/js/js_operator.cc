@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "js/js_args.h"
 #include "js/js_scope.h"
 
 namespace celos::js {
@@ -15,10 +16,6 @@ namespace {
 // Ten years: a longer delay is a typo, not a policy.
 constexpr double kMaxSeconds = 10.0 * 366 * 24 * 3600;
 
-[[noreturn]] void throw_error(duk_context* ctx, const std::string& message) {
-  duk_error_raw(ctx, DUK_ERR_TYPE_ERROR, __FILE__, __LINE__, "%s", message.c_str());
-  __builtin_unreachable();  // duk_error_raw throws
-}
 
 std::string shown(duk_context* ctx, duk_idx_t idx) {
   if (duk_is_string(ctx, idx)) return fmt::format("\"{}\"", duk_get_string(ctx, idx));
