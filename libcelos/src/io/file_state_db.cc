@@ -139,16 +139,9 @@ class FileStateDatabase final : public StateDatabase {
   Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
                                            Time end) override {
     std::vector<SlotState> out;
-    if (end <= start) return out;
-    const std::string dir = fmt::format("{}/state/{}", root_, workflow);
-    auto days = fs_->list(dir);
-    if (!days) {
-      if (days.error().code == ErrorCode::kNotFound) return out;
-      return tl::unexpected(days.error());
-    }
-    const std::string first_day = format_day(start), last_day = format_day(end);
+    auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
+    if (!days) return tl::unexpected(days.error());
     for (const FileStatus& day : *days) {
-      if (!day.is_directory || day.name < first_day || day.name > last_day) continue;
       auto slots = day_slots(std::string(workflow), day);
       if (!slots) return tl::unexpected(slots.error());
       for (const auto& [t, s] : **slots) {
@@ -316,16 +309,10 @@ class FileStateDatabase final : public StateDatabase {
   Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
                                                 Time end) override {
     std::vector<Time> out;
-    if (end <= start) return out;
     const std::string dir = fmt::format("{}/datasets/{}", root_, dataset);
-    auto days = fs_->list(dir);
-    if (!days) {
-      if (days.error().code == ErrorCode::kNotFound) return out;
-      return tl::unexpected(days.error());
-    }
-    const std::string first_day = format_day(start), last_day = format_day(end);
+    auto days = days_between(dir, start, end);
+    if (!days) return tl::unexpected(days.error());
     for (const FileStatus& day : *days) {
-      if (!day.is_directory || day.name < first_day || day.name > last_day) continue;
       auto files = fs_->list(dir + "/" + day.name);
       if (!files) return tl::unexpected(files.error());
       for (const FileStatus& f : *files) {
@@ -345,6 +332,24 @@ class FileStateDatabase final : public StateDatabase {
     bool racy = true;  // read too soon after a modification: do not reuse
     std::shared_ptr<const DaySlots> slots;
   };
+
+  // The day directories of `dir` that may hold times in [start, end); none when `dir` is missing.
+  Result<std::vector<FileStatus>> days_between(const std::string& dir, Time start, Time end) {
+    std::vector<FileStatus> out;
+    if (end <= start) return out;
+    auto days = fs_->list(dir);
+    if (!days) {
+      if (days.error().code == ErrorCode::kNotFound) return out;
+      return tl::unexpected(days.error());
+    }
+    const std::string first_day = format_day(start), last_day = format_day(end);
+    for (FileStatus& day : *days) {
+      if (day.is_directory && day.name >= first_day && day.name <= last_day) {
+        out.push_back(std::move(day));
+      }
+    }
+    return out;
+  }
 
   std::string slot_path(std::string_view area, const SlotId& id) const {
     return fmt::format("{}/{}/{}/{}/{}", root_, area, id.workflow, format_day(id.time),
