@@ -285,9 +285,9 @@ class Step {
             auto it = started->find(job.external_id);
             if (it != started->end()) r = it->second;
           }
-          // The status query of the next steps tells what became of it.
+          // The status query of the next steps tells what became of it. A workflow's jobs are
+          // all in one group, so no other task touches its run.
           if (!r) {
-            std::lock_guard lock(errors_mutex_);
             group.targets[i].first->error(fmt::format("starting slot {} ({}) failed: {}",
                                                       format_time(job.slot.time),
                                                       job.external_id, r.error().message));
@@ -480,7 +480,6 @@ class Step {
   StepTriggerContext triggers_;
   DatasetStep datasets_;
   CallGate gate_;
-  std::mutex errors_mutex_;
   std::vector<WorkflowRun> runs_;
 };
 
