@@ -35,6 +35,10 @@ class CronExpression {
   // All firing times in [start, end), ascending.
   std::vector<Time> times(Time start, Time end) const;
 
+  // How many times the expression fires on a day it fires at all (seconds x minutes x hours):
+  // the bound of its density, whatever its day fields say.
+  std::uint64_t max_firings_per_day() const;
+
   const std::string& text() const { return text_; }
 
   // Bit sets of the allowed values of each field plus the special day rules; public only so

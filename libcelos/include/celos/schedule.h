@@ -6,6 +6,7 @@
 // from several threads.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,12 @@ class Schedule {
 };
 
 std::shared_ptr<const Schedule> make_cron_schedule(CronExpression expression);
+
+// A schedule denser than one slot a minute (a per-second cron: 604,800 slots in the 7-day
+// window) would take the step's time and memory from every other workflow: such a cron
+// expression is refused with a message saying how often it fires.
+inline constexpr std::uint64_t kMaxSlotsPerDay = 1440;
+[[nodiscard]] Result<void> check_schedule_density(const CronExpression& expression);
 // cronSchedule("0 0 * * * ?") and cronSchedule("0 * * * * ?").
 std::shared_ptr<const Schedule> make_hourly_schedule();
 std::shared_ptr<const Schedule> make_minutely_schedule();

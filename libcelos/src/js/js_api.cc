@@ -328,6 +328,9 @@ duk_ret_t cron_schedule(duk_context* ctx) {
   const std::string text = require_string(ctx, 0, "cronSchedule", "argument cronExpr");
   auto expression = CronExpression::parse(text);
   if (!expression) throw_error(ctx, "celos.cronSchedule: " + expression.error().message);
+  if (auto dense = check_schedule_density(*expression); !dense) {
+    throw_error(ctx, "celos.cronSchedule: " + dense.error().message);
+  }
   push_celos_object(ctx, make_cron_schedule(std::move(*expression)));
   return 1;
 }

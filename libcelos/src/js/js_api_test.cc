@@ -486,9 +486,6 @@ TEST_CASE("a huge allocation is refused by the memory budget and reported as the
   }
 }
 
-}  // namespace
-}  // namespace celos
-
 namespace celos {
 namespace {
 
@@ -510,6 +507,23 @@ TEST_CASE("an emoji in a workflow's url, contacts and command env leaves the JS 
 TEST_CASE("a load error that quotes an emoji is UTF-8") {
   const std::string message = error_of("throw 'bad \\uD83D\\uDE00 and \\uD83D alone';");
   CHECK_THAT(message, Catch::Contains("bad \xF0\x9F\x98\x80 and \xEF\xBF\xBD alone"));
+}
+
+}  // namespace
+}  // namespace celos
+
+TEST_CASE("a cron schedule denser than one slot a minute is a load error saying how dense") {
+  const FileEvaluation result = eval("\nvar s = celos.cronSchedule('* * * * * ?');\n");
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].line == 2);
+  CHECK_THAT(result.errors[0].message,
+             Catch::Contains("celos.cronSchedule: cron expression \"* * * * * ?\" fires up to "
+                             "86400 times a day") &&
+                 Catch::Contains("604800 slots"));
+  CHECK_THAT(error_of("celos.cronSchedule('0/30 * * * * ?');"), Catch::Contains("2880 times a day"));
+  // One a minute is the densest schedule allowed, on any days.
+  CHECK(eval("celos.cronSchedule('0 * * * * ?'); celos.cronSchedule('0 * * ? * MON');")
+            .errors.empty());
 }
 
 }  // namespace

@@ -428,6 +428,12 @@ std::optional<Time> CronExpression::next_at_or_after(Time t) const {
   return std::nullopt;
 }
 
+std::uint64_t CronExpression::max_firings_per_day() const {
+  return std::uint64_t(std::popcount(fields_->seconds)) *
+         std::uint64_t(std::popcount(fields_->minutes)) *
+         std::uint64_t(std::popcount(fields_->hours));
+}
+
 std::vector<Time> CronExpression::times(Time start, Time end) const {
   std::vector<Time> out;
   for (auto t = next_at_or_after(start); t && *t < end; t = next_at_or_after(*t + seconds{1})) {

@@ -336,5 +336,13 @@ TEST_CASE("A step of zero or beyond the field's size is rejected") {
   CHECK_THAT(error_of("0 0 0 * */x ?"), Catch::Contains("month field \"*/x\""));
 }
 
+TEST_CASE("max_firings_per_day multiplies the seconds, minutes and hours that fire") {
+  CHECK(cron("0 0 * * * ?").max_firings_per_day() == 24);
+  CHECK(cron("0 * * * * ?").max_firings_per_day() == 1440);
+  CHECK(cron("* * * * * ?").max_firings_per_day() == 86400);
+  CHECK(cron("0,30 0/15 9-17 ? * MON-FRI").max_firings_per_day() == 2 * 4 * 9);
+  CHECK(cron("0 0 12 1 1 ? 2030").max_firings_per_day() == 1);
+}
+
 }  // namespace
 }  // namespace celos

@@ -61,6 +61,16 @@ std::shared_ptr<const Schedule> cron_or_die(std::string_view text) {
 
 }  // namespace
 
+Result<void> check_schedule_density(const CronExpression& expression) {
+  const std::uint64_t per_day = expression.max_firings_per_day();
+  if (per_day <= kMaxSlotsPerDay) return {};
+  return fail(fmt::format("cron expression \"{}\" fires up to {} times a day; celos allows at "
+                          "most {} slots a day (one a minute), so that one workflow cannot fill "
+                          "the 7-day window with {} slots",
+                          expression.text(), per_day, kMaxSlotsPerDay, per_day * 7),
+              ErrorCode::kInvalid);
+}
+
 std::shared_ptr<const Schedule> make_cron_schedule(CronExpression expression) {
   return std::make_shared<CronSchedule>(std::move(expression));
 }
