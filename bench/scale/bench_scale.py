@@ -12,15 +12,16 @@ measures, through POST /scheduler?time=...:
   start-up      until GET /workflow-list answers with N ids
   first step    every slot of the window goes WAITING -> READY and is written
   submit step   one slot per workflow is submitted and started (serial strategy, 1 at a time)
-  status step   only the status of the N RUNNING slots is asked (Oozie's job list)
-  steady step   nothing to submit, nothing changes (jobs still running)
+  status step   only the status of the N RUNNING slots is asked (Oozie's job list): nothing
+                to submit, nothing changes; then every job succeeds and a step records it,
+                and the next run's submit step submits the next slot
   RSS           of celos-server after the steps (VmRSS)
   reads         GET /workflow-list and /workflow-slots with wrk (when installed), 5 s each
 
-With --hdfs the trigger of the current hour's slot waits for its path: the "check" step
-measures N distinct checks (plus --late-hours more per workflow for a day of late data).
-Each step is run --runs times on fresh data where it can be repeated (steady/status), and the
-median and worst are printed.
+With --hdfs every workflow has an hdfsCheckTrigger whose path never appears, and only its
+--late-hours newest slots are in the window (startTime): the "check" step makes N x late-hours
+distinct checks (1 = the current hour's slot; 24 = a day of late data).
+Each measured step runs --runs times; the median and the worst are printed.
 """
 
 import argparse
@@ -99,7 +100,15 @@ class Bench:
                 trigger = "celos.alwaysTrigger()"
             with open(os.path.join(wdir, "wf-%05d.js" % n), "w") as f:
                 f.write(WORKFLOW % {"n": n, "trigger": trigger, "oozie": self.oozie.url("/oozie"),
-                                    "start": START})
+                                    "start": self.start_time()})
+
+    def start_time(self):
+        """With --hdfs only the newest --late-hours slots are in the window (the slot of
+        2015-09-20T00:00 and the late-hours - 1 before it); otherwise all 168."""
+        if not self.hdfs:
+            return START
+        first = 24 * 7 - self.args.late_hours + 1  # hours after 2015-09-13T00:00
+        return "2015-09-%02dT%02d:00Z" % (13 + first // 24, first % 24)
 
     def start_server(self):
         cmd = [self.args.server, "--port", str(self.port), "--workflows",
@@ -143,20 +152,44 @@ class Bench:
         report = {"n": a.n, "latency_ms": a.latency_ms, "io_concurrency": a.io_concurrency}
         report["startup_s"] = self.start_server()
         if self.hdfs:
-            took, body = self.step()  # all WAITING, nothing present: N*(1+late) distinct checks
-            report["check_step_s"] = took
-            report["check_step_workflows"] = body.get("workflows")
+            self.run_checks(report)
         else:
-            report["first_step_s"] = self.step()[0]
-            report["submit_step_s"] = self.step()[0]
-            self.oozie.control("/_control/reset")
-            report["status_steps_s"] = [self.step()[0] for _ in range(a.runs)]
-            report["oozie_requests_per_status_step"] = (
-                self.oozie.control("/_control/stats", "GET")["requests"] / a.runs)
+            self.run_submits(report)
         report["rss_mib"] = rss_mib(self.server.pid)
         report["workflow_list"] = self.wrk("/workflow-list")
         report["workflow_slots"] = self.wrk("/workflow-slots?id=wf-00000")
         return report
+
+    def run_submits(self, report):
+        """Per run: a step that submits and starts one slot per workflow, a step that only asks
+        the status of the N RUNNING slots (nothing to submit, nothing changes), then every job
+        succeeds and a step records it (the next run submits the next slot)."""
+        a = self.args
+        report["first_step_s"] = self.step()[0]
+        submits, statuses, requests = [], [], []
+        for _ in range(a.runs):
+            took, body = self.step()
+            submits.append(took)
+            self.oozie.control("/_control/reset")
+            statuses.append(self.step()[0])
+            requests.append(self.oozie.control("/_control/stats", "GET")["requests"])
+            self.oozie.control("/_control/status?status=SUCCEEDED")
+            self.step()
+        report["submit_steps_s"] = submits
+        report["status_steps_s"] = statuses
+        report["oozie_requests_per_status_step"] = requests
+
+    def run_checks(self, report):
+        """Every workflow's --late-hours newest slots wait for their (absent) input: each step
+        checks N x late-hours distinct paths."""
+        self.step()
+        checks, requests = [], []
+        for _ in range(self.args.runs):
+            self.hdfs.control("/_control/reset")
+            checks.append(self.step()[0])
+            requests.append(self.hdfs.control("/_control/stats", "GET")["requests"])
+        report["check_steps_s"] = checks
+        report["webhdfs_requests_per_check_step"] = requests
 
     def close(self):
         if self.server and self.server.poll() is None:
@@ -175,17 +208,21 @@ def main():
     p.add_argument("--latency-ms", type=int, default=0)
     p.add_argument("--io-concurrency", type=int, default=32)
     p.add_argument("--hdfs", action="store_true")
+    p.add_argument("--late-hours", type=int, default=1,
+                   help="with --hdfs: waiting slots per workflow (1 = the current hour)")
     p.add_argument("--runs", type=int, default=3)
     args = p.parse_args()
+    if not 1 <= args.late_hours <= 168:
+        p.error("--late-hours must be 1-168")
     bench = Bench(args)
     try:
         r = bench.run()
     finally:
         bench.close()
-    steps = r.get("status_steps_s")
-    if steps:
-        r["status_step_median_s"] = statistics.median(steps)
-        r["status_step_worst_s"] = max(steps)
+    for key in ("submit_steps_s", "status_steps_s", "check_steps_s"):
+        if r.get(key):
+            r[key.replace("steps_s", "median_s")] = statistics.median(r[key])
+            r[key.replace("steps_s", "worst_s")] = max(r[key])
     print(json.dumps(r, indent=1))
 
 

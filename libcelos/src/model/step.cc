@@ -8,6 +8,7 @@
 
 #include "celos/retry_backoff.h"
 #include "model/step_context.h"
+#include "model/step_run.h"
 
 namespace celos::detail {
 namespace {
@@ -31,46 +32,6 @@ void log_change(const SlotState& from, const SlotState& to) {
                to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
 }
 
-// Everything one workflow does in one step. Tasks of the executor touch only their own
-// WorkflowRun (or disjoint entries of its vectors); the step's thread reads them between
-// batches.
-struct WorkflowRun {
-  const Workflow* wf = nullptr;
-  bool active = false;                  // loaded (not paused, no error)
-  std::vector<std::string> errors;      // reported by the step's thread
-  std::vector<SlotState> slots;         // loaded and not final, oldest first
-  std::map<SlotStatus, int> final_counts;  // the loaded final slots, counted
-  std::map<Time, SlotState> stored;     // what was stored of them
-  std::set<Time> marked;                // times carried by a rerun marker
-  std::vector<SlotState> running;       // picks submitted in this step, as RUNNING
-  std::vector<SlotChange> changes;      // the other changes of this step
-  std::vector<std::optional<Result<bool>>> triggers;  // per slot, WAITING ones: ready?
-  std::vector<std::optional<Result<ExternalStatus>>> statuses;  // per slot, RUNNING ones
-  std::vector<SlotState> restart;       // RUNNING slots whose job was never started
-
-  void error(std::string message) {
-    spdlog::warn("workflow {}: {}", wf->id, message);
-    errors.push_back(fmt::format("{}: {}", wf->id, std::move(message)));
-  }
-  std::optional<SlotState> from(Time t) const {
-    auto it = stored.find(t);
-    return it == stored.end() ? std::nullopt : std::optional<SlotState>(it->second);
-  }
-};
-
-// Jobs of one service endpoint (batching services) or of one workflow (the others), asked in
-// one task.
-struct JobGroup {
-  ExternalService* service = nullptr;
-  std::vector<ExternalService::Job> jobs;
-  std::vector<std::pair<WorkflowRun*, std::size_t>> targets;  // run and slot index per job
-};
-
-std::string group_key(const ExternalService& service, const Workflow& wf, bool batches) {
-  if (batches) return fmt::format("{}|{}", service.kind(), service.endpoint());
-  return "workflow|" + wf.id;
-}
-
 class Step {
  public:
   Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
@@ -88,6 +49,7 @@ class Step {
     record_running();
     start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.running; });
     advance();
+    mark_followed();
     start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.restart; });
     write_changes();
     finish_report();
@@ -436,15 +398,29 @@ class Step {
     return std::nullopt;
   }
 
-  // Keeps a long-running slot in view after it leaves the window (see kFollowMargin).
+  // Keeps a long-running slot in view after it leaves the window (see kFollowMargin): the
+  // marker is written by mark_followed(), for all workflows at once.
   void follow(WorkflowRun& run, const SlotState& slot) {
     if (run.marked.count(slot.id.time)) return;
     if (slot.id.time >= now_ - kSlidingWindow + kFollowMargin) return;
-    if (auto marked = env_.db.mark_rerun(slot.id, now_); !marked) {
-      run.error(fmt::format("cannot keep running slot {} in view: {}", format_time(slot.id.time),
-                            marked.error().message));
-    } else {
-      run.marked.insert(slot.id.time);
+    run.follow.push_back(slot.id);
+  }
+
+  // One durable group for the step's new markers (a step of 10,000 workflows whose oldest slot
+  // runs writes 10,000 of them); if the group fails, each workflow's own, as write_isolated.
+  void mark_followed() {
+    std::vector<SlotId> all;
+    for (WorkflowRun& run : runs_) all.insert(all.end(), run.follow.begin(), run.follow.end());
+    if (all.empty()) return;
+    const bool grouped = env_.db.mark_reruns(all, now_).has_value();
+    for (WorkflowRun& run : runs_) {
+      if (run.follow.empty()) continue;
+      auto marked = grouped ? Result<void>{} : env_.db.mark_reruns(run.follow, now_);
+      if (!marked) {
+        run.error(fmt::format("cannot keep running slots in view: {}", marked.error().message));
+        continue;
+      }
+      for (const SlotId& id : run.follow) run.marked.insert(id.time);
     }
   }
 

@@ -1,0 +1,62 @@
+// What one scheduler step keeps per workflow and per group of jobs while it runs
+// (model/step.cc): the loaded slots, the answers of the concurrent tasks, the changes.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "celos/external_service.h"
+#include "celos/scheduler.h"
+#include "celos/workflow.h"
+
+namespace celos::detail {
+
+// Everything one workflow does in one step. Tasks of the executor touch only their own
+// WorkflowRun (or disjoint entries of its vectors); the step's thread reads them between
+// batches.
+struct WorkflowRun {
+  const Workflow* wf = nullptr;
+  bool active = false;                  // loaded (not paused, no error)
+  std::vector<std::string> errors;      // reported by the step's thread
+  std::vector<SlotState> slots;         // loaded and not final, oldest first
+  std::map<SlotStatus, int> final_counts;  // the loaded final slots, counted
+  std::map<Time, SlotState> stored;     // what was stored of them
+  std::set<Time> marked;                // times carried by a rerun marker
+  std::vector<SlotState> running;       // picks submitted in this step, as RUNNING
+  std::vector<SlotChange> changes;      // the other changes of this step
+  std::vector<std::optional<Result<bool>>> triggers;  // per slot, WAITING ones: ready?
+  std::vector<std::optional<Result<ExternalStatus>>> statuses;  // per slot, RUNNING ones
+  std::vector<SlotState> restart;       // RUNNING slots whose job was never started
+  std::vector<SlotId> follow;           // RUNNING slots to mark (see kFollowMargin)
+
+  void error(std::string message) {
+    spdlog::warn("workflow {}: {}", wf->id, message);
+    errors.push_back(fmt::format("{}: {}", wf->id, std::move(message)));
+  }
+  std::optional<SlotState> from(Time t) const {
+    auto it = stored.find(t);
+    return it == stored.end() ? std::nullopt : std::optional<SlotState>(it->second);
+  }
+};
+
+// Jobs of one service endpoint (batching services) or of one workflow (the others), asked in
+// one task.
+struct JobGroup {
+  ExternalService* service = nullptr;
+  std::vector<ExternalService::Job> jobs;
+  std::vector<std::pair<WorkflowRun*, std::size_t>> targets;  // run and slot index per job
+};
+
+inline std::string group_key(const ExternalService& service, const Workflow& wf, bool batches) {
+  if (batches) return fmt::format("{}|{}", service.kind(), service.endpoint());
+  return "workflow|" + wf.id;
+}
+
+}  // namespace celos::detail
