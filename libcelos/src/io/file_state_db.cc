@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/state_db.h"
+#include "io/packed_day.h"
 
 namespace celos {
 namespace json = boost::json;
@@ -141,12 +142,11 @@ class FileStateDatabase final : public StateDatabase {
     std::vector<SlotState> out;
     auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
     if (!days) return tl::unexpected(days.error());
+    const std::string id(workflow);
     for (const FileStatus& day : *days) {
-      auto slots = day_slots(std::string(workflow), day);
+      auto slots = day_slots(id, day);
       if (!slots) return tl::unexpected(slots.error());
-      for (const auto& [t, s] : **slots) {
-        if (t >= start && t < end) out.push_back(s);
-      }
+      (*slots)->unpack(id, start, end, out);
     }
     return out;
   }
@@ -326,11 +326,10 @@ class FileStateDatabase final : public StateDatabase {
   }
 
  private:
-  using DaySlots = std::map<Time, SlotState>;
   struct CachedDay {
     std::int64_t mtime_ns = 0;
     bool racy = true;  // read too soon after a modification: do not reuse
-    std::shared_ptr<const DaySlots> slots;
+    std::shared_ptr<const PackedDay> slots;
   };
 
   // The day directories of `dir` that may hold times in [start, end); none when `dir` is missing.
@@ -370,7 +369,7 @@ class FileStateDatabase final : public StateDatabase {
   }
 
   // The slots stored in one day directory, from the cache when the directory is unchanged.
-  Result<std::shared_ptr<const DaySlots>> day_slots(const std::string& workflow,
+  Result<std::shared_ptr<const PackedDay>> day_slots(const std::string& workflow,
                                                    const FileStatus& day) {
     // File systems that cannot tell a modification time are never cached. Small values are
     // version counters (the in-memory test file system), not wall times: never racy.
@@ -388,7 +387,7 @@ class FileStateDatabase final : public StateDatabase {
     const std::string dir = fmt::format("{}/state/{}/{}", root_, workflow, day.name);
     auto files = fs_->list(dir);
     if (!files) return tl::unexpected(files.error());
-    auto slots = std::make_shared<DaySlots>();
+    std::vector<SlotState> states;
     for (const FileStatus& f : *files) {
       if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;  // temp files
       const std::string path = dir + "/" + f.name;
@@ -404,13 +403,14 @@ class FileStateDatabase final : public StateDatabase {
       }
       auto state = parse_file(path, SlotId{workflow, *t}, *text);
       if (!state) return tl::unexpected(state.error());
-      slots->emplace(*t, std::move(*state));
+      states.push_back(std::move(*state));
     }
+    auto slots = std::make_shared<const PackedDay>(std::move(states));
     if (cacheable) {
       std::lock_guard lock(mutex_);
       cache_[workflow][day.name] = CachedDay{day.mtime_ns, racy, slots};
     }
-    return std::shared_ptr<const DaySlots>(slots);
+    return slots;
   }
 
   // A marker older than kRerunMarkerLifetime expires once its slot is final (SPEC §16): a rerun
