@@ -60,6 +60,20 @@ class FileSystem {
   // The entries of a directory, sorted by name. ErrorCode::kNotFound if it does not exist.
   [[nodiscard]] virtual Result<std::vector<FileStatus>> list(const std::string& directory) = 0;
 
+  // The status of one file or directory; ErrorCode::kNotFound if there is none. The default
+  // lists the parent directory; the local file system asks stat(2).
+  [[nodiscard]] virtual Result<FileStatus> file_status(const std::string& path) {
+    const std::size_t slash = path.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? "." : path.substr(0, slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    auto entries = list(parent.empty() ? "/" : parent);
+    if (!entries) return tl::unexpected(entries.error());
+    for (FileStatus& e : *entries) {
+      if (e.name == name) return std::move(e);
+    }
+    return fail("no such file or directory: " + path, ErrorCode::kNotFound);
+  }
+
   // Appends each `data` to its file (created, with its parent directories, if missing); all of
   // them durable when this returns. Not atomic: a crash may leave a torn last line, which
   // readers of append-only files must tolerate. The default reads and rewrites each file

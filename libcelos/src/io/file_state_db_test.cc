@@ -140,3 +140,44 @@ TEST_CASE("the optional keys of part two round-trip and stay absent when unused"
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == ErrorCode::kCorrupt);
 }
+
+namespace {
+// Counts the files read, to tell a cached day from a re-read one.
+class CountingFileSystem : public testing::MemFileSystem {
+ public:
+  Result<std::string> read(const std::string& path) override {
+    ++reads;
+    return MemFileSystem::read(path);
+  }
+  int reads = 0;
+};
+}  // namespace
+
+TEST_CASE("a write keeps its day cached with the written states: the next read reads no file") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  std::vector<SlotState> day;
+  for (int h = 0; h < 24; ++h) {
+    day.push_back(SlotState::of({"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kSuccess, "j"));
+  }
+  REQUIRE(db->put_slots(day));
+  REQUIRE(db->get_slots("wf", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() == 24);
+  CHECK(mem.reads == 24);  // the first read of the day reads its files
+
+  day[5] = SlotState::of({"wf", make_time(2015, 9, 15, 5)}, SlotStatus::kRunning, "k");
+  REQUIRE(db->put_slots({day[5]}));
+  auto slots = db->get_slots("wf", make_time(2015, 9, 15), make_time(2015, 9, 16));
+  REQUIRE(slots);
+  CHECK(*slots == day);
+  CHECK(mem.reads == 24);  // no re-read of the 24 files for one written slot
+
+  // A change the database did not make still shows: the directory changed again after it.
+  REQUIRE(fs->write_files({{"/db/state/wf/2015-09-15/06:00:00.000Z",
+                            slot_state_to_json(SlotState::of(
+                                {"wf", make_time(2015, 9, 15, 6)}, SlotStatus::kFailure, "x")) +
+                                "\n"}}));
+  slots = db->get_slots("wf", make_time(2015, 9, 15, 6), make_time(2015, 9, 15, 7));
+  REQUIRE(slots);
+  CHECK(slots->at(0).status == SlotStatus::kFailure);
+}

@@ -128,6 +128,12 @@ class InstrumentedFileSystem final : public FileSystem {
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
     return inner_->list(directory);
   }
+  Result<FileStatus> file_status(const std::string& path) override {
+    return inner_->file_status(path);
+  }
+  Result<void> append_files(const std::vector<FileWrite>& files) override {
+    return inner_->append_files(files);
+  }
 
  private:
   std::shared_ptr<FileSystem> inner_;

@@ -190,6 +190,16 @@ class LocalFileSystem final : public FileSystem {
     return sync_path(parent_of(to));
   }
 
+  Result<FileStatus> file_status(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return io_error("cannot stat", path, errno);
+    const std::size_t slash = path.find_last_of('/');
+    FileStatus status{slash == std::string::npos ? path : path.substr(slash + 1),
+                      S_ISDIR(st.st_mode), static_cast<std::uint64_t>(st.st_size)};
+    status.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+    return status;
+  }
+
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
     DIR* dir = ::opendir(directory.c_str());
     if (dir == nullptr) return io_error("cannot list", directory, errno);

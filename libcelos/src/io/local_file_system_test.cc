@@ -91,3 +91,20 @@ TEST_CASE("the local resolver knows file URIs and refuses hdfs without configura
   REQUIRE_FALSE(hdfs);
   CHECK_THAT(hdfs.error().message, Catch::Contains("hdfs://nn:8020"));
 }
+
+TEST_CASE("file_status of the local file system tells a directory's mtime, and a missing path") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  REQUIRE(fs->write_files({{dir.path() + "/d/f", "x"}}));
+  auto status = fs->file_status(dir.path() + "/d");
+  REQUIRE(status);
+  CHECK(status->name == "d");
+  CHECK(status->is_directory);
+  CHECK(status->mtime_ns > 0);
+  auto listed = fs->list(dir.path());
+  REQUIRE(listed);
+  CHECK(listed->at(0).mtime_ns == status->mtime_ns);
+  auto missing = fs->file_status(dir.path() + "/nothing");
+  REQUIRE(!missing);
+  CHECK(missing.error().code == ErrorCode::kNotFound);
+}
