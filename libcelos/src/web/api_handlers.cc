@@ -1,5 +1,8 @@
 // The §6 routes: served at their legacy paths and under /api/v1/ (SPEC §13), answers exactly as
 // in SPEC §6.
+#include <memory>
+#include <mutex>
+
 #include <spdlog/spdlog.h>
 
 #include <fmt/format.h>
@@ -60,12 +63,39 @@ HttpServerResponse post_clear_cache(const Api& api) {
                                     {"errors", std::move(errors)}});
 }
 
+// The id list changes only when the workflows are reloaded: its bytes are kept per loaded
+// configuration (10,000 ids are 130 kB of JSON, serialized once rather than per request). Only
+// the pointer swap is locked; requests copy the bytes outside the lock.
+class WorkflowListCache {
+ public:
+  std::shared_ptr<const std::string> body(const WorkflowConfigPtr& config) {
+    {
+      std::lock_guard lock(mutex_);
+      if (config == config_) return body_;
+    }
+    json::array ids;
+    ids.reserve(config->workflows.size());
+    for (const auto& [id, workflow] : config->workflows) ids.emplace_back(id);  // map: sorted
+    auto body = std::make_shared<const std::string>(
+        json::serialize(json::object{{"ids", std::move(ids)}}));
+    std::lock_guard lock(mutex_);
+    config_ = config;  // holds the configuration, so its address is not reused meanwhile
+    body_ = body;
+    return body;
+  }
+
+ private:
+  std::mutex mutex_;
+  WorkflowConfigPtr config_;
+  std::shared_ptr<const std::string> body_;
+};
+
 HttpServerResponse get_workflow_list(const Api& api) {
-  const WorkflowConfigPtr config = api.scheduler().config();
-  json::array ids;
-  ids.reserve(config->workflows.size());
-  for (const auto& [id, workflow] : config->workflows) ids.emplace_back(id);  // map: sorted
-  return json_response(json::object{{"ids", std::move(ids)}});
+  static WorkflowListCache cache;  // keyed by the configuration: any number of Api objects
+  HttpServerResponse response;
+  response.status = 200;
+  response.body = *cache.body(api.scheduler().config());
+  return response;
 }
 
 HttpServerResponse get_workflow_slots(const Api& api, const HttpServerRequest& request) {

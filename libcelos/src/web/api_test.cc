@@ -413,3 +413,38 @@ TEST_CASE("Slots are printed as valid JSON whatever their external id holds") {
   CHECK(all.at("slots").at(0).at("time").as_string() == "2015-09-13T12:00:00.000Z");
   CHECK(all.at("slots").at(0).at("status").as_string() == "RUNNING");
 }
+
+namespace {
+class SwitchingSource final : public WorkflowSource {
+ public:
+  WorkflowConfigPtr load() override { return current; }
+  void clear_cache() override {}
+  WorkflowConfigPtr current;
+};
+}  // namespace
+
+TEST_CASE("workflow-list answers the reloaded ids after a reload (its bytes are kept per load)") {
+  World w;
+  auto source = std::make_unique<SwitchingSource>();
+  SwitchingSource& switching = *source;
+  auto config = std::make_shared<WorkflowConfig>();
+  config->workflows.emplace("one", w.workflow("one", Time{}));
+  switching.current = config;
+  w.api.reset();  // what uses the old source goes first
+  w.scheduler.reset();
+  w.source = std::move(source);
+  w.scheduler = std::make_unique<Scheduler>(*w.source, *w.db, w.file_systems);
+  ApiOptions options;
+  options.clock = [&w] { return w.now; };
+  w.api = std::make_unique<Api>(*w.scheduler, options);
+  CHECK(w.call("GET", "/workflow-list").body == R"({"ids":["one"]})");
+  CHECK(w.call("GET", "/workflow-list").body == R"({"ids":["one"]})");
+
+  auto next = std::make_shared<WorkflowConfig>();
+  next->workflows.emplace("two", w.workflow("two", Time{}));
+  next->workflows.emplace("three", w.workflow("three", Time{}));
+  switching.current = next;
+  REQUIRE(w.call("POST", "/clear-cache").status == 200);
+  CHECK(w.call("GET", "/workflow-list").body == R"({"ids":["three","two"]})");
+  CHECK(w.call("GET", "/api/v1/workflow-list").body == R"({"ids":["three","two"]})");
+}
