@@ -89,6 +89,10 @@ class JsWorkflowSource : public WorkflowSource {
     const auto started = std::chrono::steady_clock::now();
     if (!over_budget_.empty()) changed = true;  // the last load's budget errors may go
     over_budget_.clear();
+    // The kept heaps' bytes, summed once and then kept up to date: summing them for every file
+    // made a load of 10,000 files 100 million heap visits.
+    std::size_t kept = 0;
+    for (const auto& [other, file] : cache_) kept += heap_bytes(file);
     for (const std::string& name : names) {
       const Stamp stamp = stamp_of(workflows_dir_ + "/" + name);
       if (!stamp.exists) continue;  // removed since the listing
@@ -99,15 +103,20 @@ class JsWorkflowSource : public WorkflowSource {
         continue;
       }
       changed = true;
-      if (cached != cache_.end()) cached->second = CachedFile{};  // its heap no longer counts
-      auto settings = budgeted_settings(started, next);
+      if (cached != cache_.end()) {
+        kept -= heap_bytes(cached->second);
+        cached->second = CachedFile{};  // its heap no longer counts
+      }
+      auto settings = budgeted_settings(started, kept);
       if (!settings) {
         LoadError error{name, 0, settings.error().message};
         log_error(error);
         over_budget_.push_back(std::move(error));  // not cached: tried again at the next load
         continue;
       }
-      next.emplace(name, evaluate(name, stamp, *settings));
+      CachedFile file = evaluate(name, stamp, *settings);
+      kept += heap_bytes(file);
+      next.emplace(name, std::move(file));
     }
     cache_ = std::move(next);
     if (!over_budget_.empty()) changed = true;
@@ -157,8 +166,13 @@ class JsWorkflowSource : public WorkflowSource {
 
   // The file's share of the totals (SPEC §15): the time left of this load's budget and the
   // memory the kept heaps leave; an error when nothing is left.
+  static std::size_t heap_bytes(const CachedFile& file) {
+    auto heap = file.evaluation.heap.lock();
+    return heap ? heap->bytes_in_use() : 0;
+  }
+
   Result<js::EvalSettings> budgeted_settings(std::chrono::steady_clock::time_point started,
-                                             const std::map<std::string, CachedFile>& next) const {
+                                             std::size_t kept) const {
     const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
     if (spent >= max_total_eval_time_) {
@@ -166,12 +180,6 @@ class JsWorkflowSource : public WorkflowSource {
           "not evaluated: loading the workflow files used up the total time budget of {} ms; "
           "it is tried again at the next load",
           max_total_eval_time_.count())});
-    }
-    std::size_t kept = 0;
-    for (const auto* files : {&cache_, &next}) {
-      for (const auto& [other, file] : *files) {
-        if (auto heap = file.evaluation.heap.lock()) kept += heap->bytes_in_use();
-      }
     }
     constexpr std::size_t kMinimumHeap = 1024 * 1024;
     if (kept + kMinimumHeap > max_total_heap_bytes_) {
