@@ -65,6 +65,24 @@ void ranges_are_start_inclusive_end_exclusive_across_days(StateDatabase& db) {
   CHECK(none->empty());
 }
 
+void a_window_splits_open_states_from_final_times(StateDatabase& db) {
+  SlotState running = SlotState::of({"contract-window", kDay + hours(23)}, SlotStatus::kRunning, "r");
+  running.message = "second try";
+  const std::vector<SlotState> states = {
+      SlotState::of({"contract-window", kDay + hours(22)}, SlotStatus::kSuccess, "s"),
+      running,
+      SlotState::of({"contract-window", kDay + hours(24)}, SlotStatus::kFailure, "f", 2),
+      SlotState::of({"contract-window", kDay + hours(25)}, SlotStatus::kReady),
+      SlotState::of({"contract-window", kDay + hours(26)}, SlotStatus::kKilled),
+      SlotState::of({"contract-window-other", kDay + hours(23)}, SlotStatus::kReady)};
+  REQUIRE(db.put_slots(states));
+  auto window = db.get_window("contract-window", kDay + hours(23), kDay + hours(26));
+  REQUIRE(window);
+  CHECK(window->open == std::vector<SlotState>{states[1], states[3]});
+  CHECK(window->closed ==
+        std::vector<std::pair<Time, SlotStatus>>{{kDay + hours(24), SlotStatus::kFailure}});
+}
+
 void later_writes_replace_earlier_ones(StateDatabase& db) {
   const SlotId id{"contract-overwrite", kDay};
   SlotState running = SlotState::of(id, SlotStatus::kRunning, "job-1");
@@ -186,6 +204,7 @@ void check_state_database_contract(StateDatabase& db) {
   every_field_round_trips(db);
   ranges_are_start_inclusive_end_exclusive_across_days(db);
   later_writes_replace_earlier_ones(db);
+  a_window_splits_open_states_from_final_times(db);
   rerun_markers_expire_only_for_final_slots(db);
   pause_flags_are_set_and_cleared_idempotently(db);
   a_large_batch_is_stored_whole(db);

@@ -91,6 +91,16 @@ class StateDatabase {
     return {};
   }
 
+  // A workflow's window as a step reads it: the stored states with start <= time < end that
+  // are not final, whole, and only the time and status of the final ones (a week of SUCCESS
+  // slots need not be copied each step), both ascending by time. The default asks get_slots.
+  struct Window {
+    std::vector<SlotState> open;
+    std::vector<std::pair<Time, SlotStatus>> closed;
+  };
+  [[nodiscard]] virtual Result<Window> get_window(std::string_view workflow, Time start,
+                                                  Time end);
+
   // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
   // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
   // File backend: <db>/datasets/<dataset>/<yyyy-mm-dd>/<HH:MM:SS.sssZ> {"announced": "<now>"}.

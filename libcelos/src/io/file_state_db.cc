@@ -65,6 +65,19 @@ class FileStateDatabase final : public StateDatabase {
     return out;
   }
 
+  Result<Window> get_window(std::string_view workflow, Time start, Time end) override {
+    Window window;
+    auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
+    if (!days) return tl::unexpected(days.error());
+    const std::string id(workflow);
+    for (const FileStatus& day : *days) {
+      auto slots = day_slots(id, day);
+      if (!slots) return tl::unexpected(slots.error());
+      (*slots)->unpack_window(id, start, end, window.open, window.closed);
+    }
+    return window;
+  }
+
   Result<void> put_slots(const std::vector<SlotState>& states) override {
     if (states.empty()) return {};
     std::vector<FileWrite> writes;

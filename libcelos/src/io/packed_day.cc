@@ -93,6 +93,22 @@ void PackedDay::unpack(const std::string& workflow, Time start, Time end,
   for (; it != entries_.end() && it->millis < to; ++it) out.push_back(unpack_entry(workflow, *it));
 }
 
+void PackedDay::unpack_window(const std::string& workflow, Time start, Time end,
+                              std::vector<SlotState>& open,
+                              std::vector<std::pair<Time, SlotStatus>>& closed) const {
+  const std::int64_t from = millis_of(start), to = millis_of(end);
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), from,
+                             [](const Entry& e, std::int64_t ms) { return e.millis < ms; });
+  for (; it != entries_.end() && it->millis < to; ++it) {
+    const auto status = static_cast<SlotStatus>(it->status);
+    if (is_final(status)) {
+      closed.emplace_back(Time{std::chrono::milliseconds(it->millis)}, status);
+    } else {
+      open.push_back(unpack_entry(workflow, *it));
+    }
+  }
+}
+
 std::size_t PackedDay::bytes() const {
   std::size_t n = sizeof(*this) + entries_.capacity() * sizeof(Entry) + own_.capacity();
   for (const std::string& s : shared_) n += sizeof(s) + s.capacity();

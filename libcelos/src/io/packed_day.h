@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "celos/slot.h"
@@ -27,6 +28,11 @@ class PackedDay {
   // Appends the states with times in [start, end) to `out`, oldest first.
   void unpack(const std::string& workflow, Time start, Time end,
               std::vector<SlotState>& out) const;
+  // The same for a step's window: whole states of the slots that are not final, only time and
+  // status of the final ones (no id is rebuilt for a SUCCESS slot).
+  void unpack_window(const std::string& workflow, Time start, Time end,
+                     std::vector<SlotState>& open,
+                     std::vector<std::pair<Time, SlotStatus>>& closed) const;
   // Bytes held (entries, id parts, whole states), for tests and the memory budget.
   std::size_t bytes() const;
 

@@ -123,47 +123,71 @@ class Step {
   }
 
   // The schedule's times in the sliding window plus the slots marked for rerun, with their
-  // stored states (WAITING where nothing is stored), oldest first.
+  // stored states (WAITING where nothing is stored), oldest first. Final slots never move and
+  // the strategy only looks at READY and RUNNING ones: they are only counted, so that a step of
+  // 10,000 workflows neither holds nor copies 1.7 million slot states.
   Result<void> load_slots(WorkflowRun& run) {
     const Workflow& wf = *run.wf;
     const Time window_start = std::max<Time>(now_ - kSlidingWindow, wf.start_time);
     auto times = wf.schedule->times(window_start, now_, config_.schedule_context());
     if (!times) return tl::unexpected(times.error());
-    auto stored = env_.db.get_slots(wf.id, window_start, now_);
-    if (!stored) return tl::unexpected(stored.error());
-    std::map<Time, SlotState> slots;
-    for (Time t : *times) slots.emplace(t, SlotState::waiting(SlotId{wf.id, t}));
-    for (SlotState& s : *stored) {
-      if (!slots.count(s.id.time)) continue;
-      if (!is_final(s.status)) run.stored.insert_or_assign(s.id.time, s);
-      slots.insert_or_assign(s.id.time, std::move(s));
+    auto window = env_.db.get_window(wf.id, window_start, now_);
+    if (!window) return tl::unexpected(window.error());
+    merge_window(run, *times, *window);
+    auto marked = marked_slots(run, *times);
+    if (!marked) return tl::unexpected(marked.error());
+    if (!marked->empty()) {
+      run.slots.insert(run.slots.end(), marked->begin(), marked->end());
+      std::stable_sort(run.slots.begin(), run.slots.end(), [](const SlotState& x, const SlotState& y) {
+        return x.id.time < y.id.time;
+      });
     }
+    return {};
+  }
+
+  // One walk over the sorted schedule times and stored states; stored states at times that are
+  // not the schedule's (it changed) are left out.
+  void merge_window(WorkflowRun& run, const std::vector<Time>& times, StateDatabase::Window& window) {
+    auto open = window.open.begin();
+    auto closed = window.closed.begin();
+    run.slots.reserve(times.size() - std::min(times.size(), window.closed.size()));
+    for (Time t : times) {
+      while (open != window.open.end() && open->id.time < t) ++open;
+      while (closed != window.closed.end() && closed->first < t) ++closed;
+      if (closed != window.closed.end() && closed->first == t) {
+        ++run.final_counts[closed->second];
+      } else if (open != window.open.end() && open->id.time == t) {
+        run.stored.insert_or_assign(t, *open);
+        run.slots.push_back(std::move(*open));
+      } else {
+        run.slots.push_back(SlotState::waiting(SlotId{run.wf->id, t}));
+      }
+    }
+  }
+
+  // The slots outside the schedule's window that a rerun marker keeps in view (not final).
+  Result<std::vector<SlotState>> marked_slots(WorkflowRun& run, const std::vector<Time>& times) {
+    const Workflow& wf = *run.wf;
+    std::vector<SlotState> out;
     auto reruns = env_.db.rerun_times(wf.id, now_);
     if (!reruns) return tl::unexpected(reruns.error());
     for (Time t : *reruns) {
       if (t < wf.start_time) continue;
       run.marked.insert(t);
-      if (slots.count(t)) continue;
+      if (std::binary_search(times.begin(), times.end(), t)) continue;
       auto state = env_.db.get_slot(SlotId{wf.id, t});
       if (!state) return tl::unexpected(state.error());
-      if (state->has_value()) run.stored.insert_or_assign(t, **state);
-      slots.emplace(t, state->value_or(SlotState::waiting(SlotId{wf.id, t})));
-    }
-    // Final slots never move and the strategy only looks at READY and RUNNING ones: keep just
-    // their count, so that a step of 10,000 workflows does not hold 1.7 million slot states.
-    for (auto& [_, s] : slots) {
+      SlotState s = state->value_or(SlotState::waiting(SlotId{wf.id, t}));
       if (is_final(s.status)) {
         ++run.final_counts[s.status];
-      } else {
-        run.slots.push_back(std::move(s));
+        continue;
       }
+      if (state->has_value()) run.stored.insert_or_assign(t, s);
+      out.push_back(std::move(s));
     }
-    return {};
+    return out;
   }
 
-  // Phase 2: every submitted slot is recorded as RUNNING, durably, before its job is started.
-  // A workflow whose record cannot be written starts nothing: an unstarted job is harmless, a
-  // started job that the database does not know about is not.
   void record_running() {
     std::vector<WorkflowRun*> writers;
     for (WorkflowRun& run : runs_) {
