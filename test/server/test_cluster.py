@@ -118,6 +118,17 @@ class ThreeNodeClusterTest(unittest.TestCase):
             s = server.get("/slot-state?id=hourly&time=2015-09-14T00:00Z")
             self.assertEqual(s.status, 200, s)
             self.assertIn(s.json["status"], ("READY", "RUNNING", "SUCCESS"))
+        # Only the node that answers the client audits: the standby, with the client's address.
+        def records(server):
+            r = server.get("/api/v1/audit?limit=1000")
+            self.assertEqual(r.status, 200, r)
+            return [a for a in r.json["records"] if a["path"] == "/scheduler"]
+        mine = records(standby)
+        self.assertEqual(len(mine), 1, mine)
+        self.assertEqual(mine[0]["status"], 200)
+        self.assertEqual(mine[0]["client"], "127.0.0.1")
+        self.assertEqual(mine[0]["method"], "POST")
+        self.assertEqual(records(self.nodes[leader["id"]]), [])
         # A request already forwarded once is never forwarded again.
         r = standby.request("POST", "/scheduler?time=2015-09-14T03:00Z", body=b"",
                             headers={"X-Celos-Forwarded": "elsewhere"})
