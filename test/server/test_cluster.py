@@ -189,3 +189,55 @@ class ThreeNodeClusterTest(unittest.TestCase):
             server.write_workflow("more.js", WORKFLOW.replace('"hourly"', '"more"'))
         poll(lambda: "more" in standby.get("/workflow-list").json["ids"],
              "the standby to load the new workflow file", timeout=15)
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class UnsharedJobsDirectoryTest(unittest.TestCase):
+    """SPEC §11: a RUNNING command slot whose job directory the new leader cannot see (each
+    node with its own --jobs-dir) becomes FAILURE with a message naming the host it ran on."""
+
+    def setUp(self):
+        why_not = pg_util.available()
+        if why_not:
+            self.skipTest(why_not)
+        self.pg = pg_util.PrivatePostgres()
+        uri = self.pg.create_database("unshared")
+        workflow = WORKFLOW.replace('celos.commandExternalService("true")',
+                                    'celos.commandExternalService("sleep 20")')
+        self.nodes = {}
+        for name in ("a", "b"):  # each node keeps jobs under its own --db
+            self.nodes[name] = CelosServer(
+                workflows={"wf.js": workflow},
+                args=["--state-db", uri, "--node-id", name, "--lease-seconds", str(LEASE)])
+
+    def tearDown(self):
+        for server in self.nodes.values():
+            server.close()
+        self.pg.close()
+
+    def leader_id(self, other_than=None):
+        def agreed():
+            view = cluster_of(next(iter(self.nodes.values())))
+            leader = view and view["leader"]
+            return leader["id"] if leader and leader["id"] != other_than else None
+        return poll(agreed, "a leader", timeout=LEASE + 10)
+
+    def test_a_job_the_new_leader_cannot_see_fails_naming_its_host(self):
+        first = self.leader_id()
+        for _ in range(2):  # WAITING -> READY, then submitted and started
+            r = self.nodes[first].post("/scheduler?time=2015-09-14T00:30Z")
+            self.assertEqual(r.status, 200, r)
+        slot = self.nodes[first].get("/slot-state?id=hourly&time=2015-09-14T00:00Z").json
+        self.assertEqual(slot["status"], "RUNNING", slot)
+        host = slot["externalID"].rsplit("@", 1)[1]
+        killed = self.nodes.pop(first)
+        killed.process.send_signal(signal.SIGKILL)
+        killed.process.wait()
+        second = self.leader_id(other_than=first)
+        r = self.nodes[second].post("/scheduler?time=2015-09-14T00:31Z")
+        self.assertEqual(r.status, 200, r)
+        slot = self.nodes[second].get("/slot-state?id=hourly&time=2015-09-14T00:00Z").json
+        self.assertEqual(slot["status"], "FAILURE", slot)
+        self.assertIn("ran on host %s" % host, slot["message"])
+        self.assertIn("cannot be seen", slot["message"])
+        killed.close()
