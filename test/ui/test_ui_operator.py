@@ -145,6 +145,19 @@ class CelosUiOperatorTest(unittest.TestCase):
         self.assertIn('data-wf="wf-broken"', body)
         self.assertNotIn('data-wf="other-daily"', body)
 
+    def test_the_page_reloads_itself_with_refresh(self):
+        browser = Browser()
+        try:
+            browser.navigate(self.ui + "/ui?" + urllib.parse.urlencode(
+                {"time": NOW, "refresh": "5"}))
+            self.assertEqual(browser.evaluate("document.getElementById('grid').dataset.refresh"), "5")
+            self.assertIn("refresh=5", browser.evaluate("document.getElementById('nav-later').href"))
+            browser.evaluate("window.celosMark = 1")
+            browser.wait_for("window.celosMark === undefined && !!document.getElementById('grid')",
+                             timeout=30)  # a new document: the mark is gone
+        finally:
+            browser.close()
+
     def test_details_on_click_then_range_preview_and_confirmed_rerun(self):
         browser = Browser()
         try:
