@@ -169,6 +169,9 @@ class CelosUiOperatorTest(unittest.TestCase):
             browser.click(self.cell(HOURS[0]))  # a plain click: details, not Hue
             browser.wait_for("document.getElementById('details').getAttribute('data-loaded') === %s"
                              % json.dumps("wf-broken@" + HOURS[0]))
+            details = os.path.join(ARTIFACTS, "celos-ui-slot-details.png")
+            browser.screenshot(details)
+            print("screenshot: " + details)
             text = browser.evaluate("document.getElementById('details').innerText")
             self.assertIn("FAILURE", text)
             self.assertIn("History", text)
@@ -202,11 +205,15 @@ class CelosUiOperatorTest(unittest.TestCase):
 
             browser.click("#range-confirm")
             browser.wait_for("document.getElementById('range-result').getAttribute('data-state') === 'done'")
+            self.assertEqual(browser.evaluate("document.querySelector(%s).className"
+                                              % json.dumps(self.cell(HOURS[1]))), "slot waiting")
+            # The open details of 08:00 are read again and show the rerun.
+            browser.wait_for("document.getElementById('details').getAttribute('data-loaded') === %s"
+                             " && document.querySelector('#details td.state').textContent === 'WAITING'"
+                             % json.dumps("wf-broken@" + HOURS[0]))
             done = os.path.join(ARTIFACTS, "celos-ui-range-rerun.png")
             browser.screenshot(done)
             print("screenshot: " + done)
-            self.assertEqual(browser.evaluate("document.querySelector(%s).className"
-                                              % json.dumps(self.cell(HOURS[1]))), "slot waiting")
         finally:
             browser.close()
         self.assertGreater(os.path.getsize(preview), 1000)
