@@ -70,7 +70,9 @@ int main(int argc, char** argv) try {
   po::notify(vm);
   if (vm.count("help")) {
     std::cout << "Usage: celos-ui --port N --celos URL [--hue URL] [--config FILE] [--host ADDR]\n"
-              << "Serves the workflow grid at /ui?time=<ISO UTC>&zoom=<minutes>.\n\n"
+              << "Serves the workflow grid at /ui?time=<ISO UTC>&zoom=<minutes>"
+                 "[&filter=<id part>][&refresh=<seconds>];\n"
+              << "a click on a slot opens its details (/slot), with a range rerun preview.\n\n"
               << options;
     return 0;
   }

@@ -7,8 +7,10 @@ production) from test/pg_util.py.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test"))
@@ -27,10 +29,12 @@ def main():
     if why_not:
         sys.exit(why_not)
     pg = pg_util.PrivatePostgres(fsync=True)
+    # A private directory: another bench run on the machine must not share /tmp/celos-bench-N.
+    scratch = tempfile.mkdtemp(prefix="celos-pg-bench-")
     try:
         for n in args.sizes:
             pg.create_database("bench_%d" % n)
-        sizes = [str(n) for n in args.sizes]
+        sizes = ["--dir", scratch] + [str(n) for n in args.sizes]
         if args.with_file:
             print("file database:", flush=True)
             subprocess.run([bench] + sizes, check=True)
@@ -38,6 +42,7 @@ def main():
         subprocess.run([bench, "--state-db", pg.uri("bench_{n}")] + sizes, check=True)
     finally:
         pg.close()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

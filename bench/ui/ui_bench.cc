@@ -81,6 +81,8 @@ class MemoryCelos : public HttpClient {
       return batch_ ? HttpResponse{200, {}, all_} : HttpResponse{404, {}, R"({"error":"no"})"};
     }
     if (url.find("/workflow-list") != std::string::npos) return HttpResponse{200, {}, list_};
+    // /api/v1/maintenance and anything else the page may ask: an older server's 404.
+    if (url.find("/workflow-slots") == std::string::npos) return HttpResponse{404, {}, "{}"};
     const auto id_at = url.find("id=") + 3;
     const std::string id = url.substr(id_at, url.find('&', id_at) - id_at);
     return HttpResponse{200, {}, single_.at(id)};

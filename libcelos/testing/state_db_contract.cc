@@ -196,6 +196,47 @@ void history_is_kept_per_slot_in_append_order(StateDatabase& db) {
         std::vector<Time>{a.time, b.time});
 }
 
+// prefetch() is a hint: whatever a backend keeps, reads answer what was written.
+void reads_after_a_prefetch_see_every_write(StateDatabase& db) {
+  const std::string wf = "contract-prefetch";
+  const SlotId old_slot{wf, kDay - hours(48)}, first{wf, kDay + hours(1)}, second{wf, kDay + hours(2)};
+  REQUIRE(db.put_slots({SlotState::of(first, SlotStatus::kSuccess, "a"),
+                        SlotState::of(old_slot, SlotStatus::kRunning, "o")}));
+  REQUIRE(db.mark_rerun(old_slot, kDay));
+  REQUIRE(db.prefetch({wf, "contract-prefetch-none"}, kDay));
+  CHECK(db.get_slots(wf, kDay, kDay + hours(24)).value() ==
+        std::vector<SlotState>{SlotState::of(first, SlotStatus::kSuccess, "a")});
+  CHECK(db.get_slots("contract-prefetch-none", kDay, kDay + hours(24)).value().empty());
+  CHECK(db.rerun_times(wf, kDay).value() == std::vector<Time>{old_slot.time});
+  CHECK(paused(db, wf.c_str()) == false);
+
+  REQUIRE(db.put_slots({SlotState::of(second, SlotStatus::kRunning, "b"),
+                        SlotState::of(first, SlotStatus::kReady, std::nullopt, 1),
+                        SlotState::of(old_slot, SlotStatus::kSuccess, "o")}));
+  CHECK(db.get_slots(wf, kDay, kDay + hours(24)).value() ==
+        std::vector<SlotState>{SlotState::of(first, SlotStatus::kReady, std::nullopt, 1),
+                               SlotState::of(second, SlotStatus::kRunning, "b")});
+  CHECK(db.get_slot(old_slot).value() == SlotState::of(old_slot, SlotStatus::kSuccess, "o"));
+  CHECK(db.get_slot({wf, kDay + hours(3)}).value() == std::nullopt);
+  REQUIRE(db.set_paused(wf, true));
+  CHECK(paused(db, wf.c_str()) == true);
+  REQUIRE(db.set_paused(wf, false));
+  CHECK(paused(db, wf.c_str()) == false);
+  REQUIRE(db.mark_rerun({wf, kDay + hours(5)}, kDay));
+  CHECK(db.rerun_times(wf, kDay).value() == std::vector<Time>{old_slot.time, kDay + hours(5)});
+  // The marker of the slot that became final expires; the young one stays.
+  CHECK(db.rerun_times(wf, kDay + hours(24 * 15)).value() ==
+        std::vector<Time>{kDay + hours(5)});
+
+  // A later window: slots before it are still read, a new workflow is seen.
+  REQUIRE(db.prefetch({wf, "contract-prefetch-none"}, kDay + hours(2)));
+  CHECK(db.get_slots(wf, kDay, kDay + hours(24)).value().size() == 2);
+  REQUIRE(db.put_slots({SlotState::of({"contract-prefetch-none", kDay + hours(4)},
+                                      SlotStatus::kReady)}));
+  CHECK(db.get_slots("contract-prefetch-none", kDay + hours(2), kDay + hours(24)).value().size() ==
+        1);
+}
+
 }  // namespace
 
 void check_state_database_contract(StateDatabase& db) {
@@ -210,6 +251,7 @@ void check_state_database_contract(StateDatabase& db) {
   a_large_batch_is_stored_whole(db);
   announced_instances_are_idempotent_and_ranged(db);
   maintenance_is_off_until_set_and_round_trips(db);
+  reads_after_a_prefetch_see_every_write(db);
 }
 
 }  // namespace celos::testing

@@ -118,6 +118,17 @@ class ThreeNodeClusterTest(unittest.TestCase):
             s = server.get("/slot-state?id=hourly&time=2015-09-14T00:00Z")
             self.assertEqual(s.status, 200, s)
             self.assertIn(s.json["status"], ("READY", "RUNNING", "SUCCESS"))
+        # Only the node that answers the client audits: the standby, with the client's address.
+        def records(server):
+            r = server.get("/api/v1/audit?limit=1000")
+            self.assertEqual(r.status, 200, r)
+            return [a for a in r.json["records"] if a["path"] == "/scheduler"]
+        mine = records(standby)
+        self.assertEqual(len(mine), 1, mine)
+        self.assertEqual(mine[0]["status"], 200)
+        self.assertEqual(mine[0]["client"], "127.0.0.1")
+        self.assertEqual(mine[0]["method"], "POST")
+        self.assertEqual(records(self.nodes[leader["id"]]), [])
         # A request already forwarded once is never forwarded again.
         r = standby.request("POST", "/scheduler?time=2015-09-14T03:00Z", body=b"",
                             headers={"X-Celos-Forwarded": "elsewhere"})
@@ -178,3 +189,55 @@ class ThreeNodeClusterTest(unittest.TestCase):
             server.write_workflow("more.js", WORKFLOW.replace('"hourly"', '"more"'))
         poll(lambda: "more" in standby.get("/workflow-list").json["ids"],
              "the standby to load the new workflow file", timeout=15)
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class UnsharedJobsDirectoryTest(unittest.TestCase):
+    """SPEC §11: a RUNNING command slot whose job directory the new leader cannot see (each
+    node with its own --jobs-dir) becomes FAILURE with a message naming the host it ran on."""
+
+    def setUp(self):
+        why_not = pg_util.available()
+        if why_not:
+            self.skipTest(why_not)
+        self.pg = pg_util.PrivatePostgres()
+        uri = self.pg.create_database("unshared")
+        workflow = WORKFLOW.replace('celos.commandExternalService("true")',
+                                    'celos.commandExternalService("sleep 20")')
+        self.nodes = {}
+        for name in ("a", "b"):  # each node keeps jobs under its own --db
+            self.nodes[name] = CelosServer(
+                workflows={"wf.js": workflow},
+                args=["--state-db", uri, "--node-id", name, "--lease-seconds", str(LEASE)])
+
+    def tearDown(self):
+        for server in self.nodes.values():
+            server.close()
+        self.pg.close()
+
+    def leader_id(self, other_than=None):
+        def agreed():
+            view = cluster_of(next(iter(self.nodes.values())))
+            leader = view and view["leader"]
+            return leader["id"] if leader and leader["id"] != other_than else None
+        return poll(agreed, "a leader", timeout=LEASE + 10)
+
+    def test_a_job_the_new_leader_cannot_see_fails_naming_its_host(self):
+        first = self.leader_id()
+        for _ in range(2):  # WAITING -> READY, then submitted and started
+            r = self.nodes[first].post("/scheduler?time=2015-09-14T00:30Z")
+            self.assertEqual(r.status, 200, r)
+        slot = self.nodes[first].get("/slot-state?id=hourly&time=2015-09-14T00:00Z").json
+        self.assertEqual(slot["status"], "RUNNING", slot)
+        host = slot["externalID"].rsplit("@", 1)[1]
+        killed = self.nodes.pop(first)
+        killed.process.send_signal(signal.SIGKILL)
+        killed.process.wait()
+        second = self.leader_id(other_than=first)
+        r = self.nodes[second].post("/scheduler?time=2015-09-14T00:31Z")
+        self.assertEqual(r.status, 200, r)
+        slot = self.nodes[second].get("/slot-state?id=hourly&time=2015-09-14T00:00Z").json
+        self.assertEqual(slot["status"], "FAILURE", slot)
+        self.assertIn("ran on host %s" % host, slot["message"])
+        self.assertIn("cannot be seen", slot["message"])
+        killed.close()

@@ -154,9 +154,9 @@ class Browser:
             raise AssertionError("no element matches " + selector)
         return box
 
-    def click(self, selector, shift=False):
+    def click(self, selector, shift=False, ctrl=False):
         x, y = self.center_of(selector)
-        modifiers = 8 if shift else 0
+        modifiers = (8 if shift else 0) | (2 if ctrl else 0)
         self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y, modifiers=modifiers)
         for kind in ("mousePressed", "mouseReleased"):
             self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",

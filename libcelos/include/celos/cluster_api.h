@@ -18,7 +18,9 @@ void register_cluster_routes(RouteTable& table, Cluster& cluster);
 // once to the leader (with X-Forwarded-For and X-Celos-Forwarded: <node id>) and answered with
 // the leader's answer; with no leader known it is a 503 JSON error, and a forwarded request that
 // reaches a node that is not the leader is a 503 (never forwarded again). Everything else goes
-// to `inner`.
+// to `inner`. Audit (SPEC §16): only the node that answers the client records a mutation: the
+// standby that forwarded it (with the client's address and token name, and the status it
+// relayed); the leader does not record a mutation forwarded by a node of its cluster.
 AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& api,
                                            Cluster& cluster, std::shared_ptr<HttpClient> http);
 

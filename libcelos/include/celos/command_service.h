@@ -25,7 +25,10 @@
 // failure with a message naming the host. No started record -> kSubmitted (never started: the
 // step starts it), except running while the launched wrapper is about to record itself and
 // failure when start() could not launch it (`start-error`, e.g. no such cwd) or it was killed.
-// A missing job directory is a failure naming this host. Everything status() and kill() need is
+// A missing job directory is a failure naming the host the job ran on (external ids are
+// `cmd-<ms>-<pid>-<n>-<salt>@<host>`) and this host: after a takeover, a leader that cannot see
+// the directory of a job another node ran (a --jobs-dir that is not shared) fails the slot,
+// and retries apply (SPEC §11). Everything status() and kill() need is
 // in the job directory, so a new service object (a restarted server, another node with the same
 // jobs directory) answers for jobs started by an earlier one.
 //

@@ -25,6 +25,10 @@ struct HttpServerRequest {
   // segments, and the name of the token that authenticated the request (empty: anonymous).
   std::map<std::string, std::string> path_params;
   std::string token_name;
+  // Set by the cluster handler (celos/cluster_api.h) on the leader for a mutation that a known
+  // standby forwarded: that standby answers the client and writes the audit record, so the
+  // Api does not (SPEC §16).
+  bool audited_by_peer = false;
 };
 
 struct HttpServerResponse {

@@ -110,6 +110,19 @@ class StateDatabase {
   // The announced instances of `dataset` with start <= time < end, ascending.
   [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(std::string_view dataset,
                                                                       Time start, Time end);
+  // A hint before a step (SPEC §4): the step is about to read the slots of `workflows` from
+  // `start` on, their rerun markers and their pause flags. A backend may load them in bulk and
+  // keep them: PostgreSQL's leader keeps them in memory (one query per step instead of three
+  // per workflow), valid because only the fenced leader of one epoch writes. Reads answer
+  // exactly what they would answer without the hint. The default (file backend: its day
+  // directories are cached already) does nothing. An error is only logged by the step: the
+  // reads that follow ask the database again.
+  [[nodiscard]] virtual Result<void> prefetch(const std::vector<std::string>& workflows,
+                                              Time start) {
+    (void)workflows;
+    (void)start;
+    return {};
+  }
   // Whether the backend can be used right now (/health/ready): a PostgreSQL database that cannot
   // be reached answers an error naming its host, port and database. The file backend: always ok.
   [[nodiscard]] virtual Result<void> check() { return {}; }

@@ -124,7 +124,26 @@ struct UiPage {
   // celos-server's maintenance mode when not "off" (SPEC §13): a banner above the grid, e.g.
   // "drain: OS patching (since 2015-09-13T13:00:00.000Z)".
   std::string maintenance;
+  // SPEC §16: `filter=` (case-insensitive substring of workflow ids; "" = all) and
+  // `refresh=SECONDS` (0 = off). Both are kept by the navigation links; the filter also
+  // hides listed workflows that do not match (and groups left empty).
+  std::string filter;
+  int refresh_seconds = 0;
+  bool fixed_time = false;  // `time=` was given: the filter form keeps it
 };
+
+// `refresh`: absent or "0" -> 0 (off); a whole number of seconds from 5 to 3600; anything
+// else -> Error kInvalid (HTTP 400) that says what is allowed.
+inline constexpr int kMinRefreshSeconds = 5;
+inline constexpr int kMaxRefreshSeconds = 3600;
+[[nodiscard]] Result<int> parse_refresh(const std::string* text);
+
+// True when `filter` is empty or a case-insensitive (ASCII) substring of `workflow_id`.
+bool workflow_matches_filter(std::string_view workflow_id, std::string_view filter);
+
+// Drops the workflows (and config entries) that do not match `page.filter`; groups left empty
+// are dropped too. Called before rendering.
+void apply_filter(UiPage& page);
 
 // Text safe inside HTML elements and double-quoted attributes.
 std::string html_escape(std::string_view text);
@@ -167,6 +186,10 @@ class CelosApiReader {
   // for rerun(). Used by the dataset pages (lineage.cc).
   [[nodiscard]] Result<std::string> get_json(const std::string& target);
 
+  // `method` `target` (e.g. "/api/v1/slot-log?…") as it came back, whatever its status; only a
+  // transport failure is an error (kFailed). Used by the slot details and range reruns.
+  [[nodiscard]] Result<HttpResponse> call(const std::string& method, const std::string& target);
+
  private:
   std::shared_ptr<HttpClient> client_;
   std::string celos_url_;
@@ -186,9 +209,12 @@ struct UiServerOptions {
   int parallelism = 8;        // concurrent /workflow-slots requests when there is no batch
 };
 
-// GET / -> 302 to /ui; GET /ui?time=T&zoom=MIN -> the page (400 for a bad time or zoom, 502
-// when celos-server is unreachable or answers nonsense); POST /rerun?id=W@T -> JSON of the
-// slot's new state; GET /trigger-status?id=W@T -> text/plain; GET /lineage?id=W@T -> JSON
+// GET / -> 302 to /ui; GET /ui?time=T&zoom=MIN[&filter=F][&refresh=S] -> the page (400 for a
+// bad time, zoom or refresh, 502 when celos-server is unreachable or answers nonsense);
+// POST /rerun?id=W@T -> JSON of the slot's new state; POST /rerun?id=W&start=S&end=E
+// [&status=…][&dryRun=true] -> celos-server's range answer (SPEC §13), passed through;
+// GET /slot?id=W@T -> an HTML fragment with the slot's details (state, history, trigger tree,
+// job output tail, Hue link); GET /trigger-status?id=W@T -> text/plain; GET /lineage?id=W@T -> JSON
 // {"upstream": ["w@t"], "downstream": [...]} for highlighting; GET /datasets -> an HTML page of
 // the datasets with their producers and consumers. Safe to call concurrently.
 HttpHandler make_ui_handler(UiServerOptions options);

@@ -104,6 +104,22 @@ Result<void> write_file_atomically(const std::string& path, const std::string& d
   return {};
 }
 
+std::optional<std::string> host_of_job(const std::string& external_id) {
+  const auto at = external_id.rfind('@');
+  if (at == std::string::npos || at + 1 == external_id.size()) return std::nullopt;
+  return external_id.substr(at + 1);
+}
+
+ExternalStatus unseen_job_status(const std::string& dir, const std::string& external_id) {
+  const auto host = host_of_job(external_id);
+  return ExternalStatus(
+      JobState::kFailure,
+      fmt::format("the job ran on host {}, but its directory {} cannot be seen from host {} "
+                  "(in a cluster, put --jobs-dir on storage every node mounts)",
+                  host ? *host : std::string("(not recorded in its id)"), dir,
+                  this_machine().host));
+}
+
 const Machine& this_machine() {
   static const Machine machine = [] {
     Machine m;

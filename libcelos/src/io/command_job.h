@@ -58,6 +58,12 @@ struct RecordedProcess {
 std::optional<RecordedProcess> read_pid_file(const std::string& dir);
 bool is_running(const RecordedProcess& process);
 
+// The host named by an external id `cmd-…@<host>` (ids of older versions name none).
+std::optional<std::string> host_of_job(const std::string& external_id);
+// The status of a job whose directory `dir` this host cannot see: FAILURE naming the host the
+// job ran on (from its id) and this host (SPEC §11: --jobs-dir not on shared storage).
+ExternalStatus unseen_job_status(const std::string& dir, const std::string& external_id);
+
 // The job's state from its directory alone (see command_service.h for the rules).
 ExternalStatus job_status(const std::string& dir, std::chrono::seconds heartbeat_timeout);
 

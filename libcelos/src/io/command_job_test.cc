@@ -215,6 +215,23 @@ TEST_CASE("a missing job directory is a failure naming this host") {
   const ExternalStatus status = status_of(*service, "cmd-1-2-3-gone");
   CHECK(status == ExternalStatus::kFailure);
   CHECK_THAT(status.message, Catch::Contains(command_job::this_machine().host));
+  CHECK_THAT(status.message, Catch::Contains("not recorded"));
+}
+
+TEST_CASE("a job directory the leader cannot see is a failure naming the host the job ran on") {
+  // A takeover: node-a ran the job under its own --jobs-dir; this leader has another one.
+  TempDir old_leader, leader;
+  auto first = service_for(old_leader, "sleep 30");
+  auto id = first->submit(kSlot);
+  REQUIRE(id);
+  CHECK(command_job::host_of_job(*id) == command_job::this_machine().host);
+  auto next = service_for(leader, "true");
+  const ExternalStatus unseen = status_of(*next, *id);
+  CHECK(unseen == ExternalStatus::kFailure);
+  CHECK_THAT(unseen.message, Catch::Contains("ran on host " + command_job::this_machine().host));
+  CHECK_THAT(unseen.message, Catch::Contains("--jobs-dir"));
+  const ExternalStatus other = status_of(*next, "cmd-1-2-3-4@node-a.example");
+  CHECK_THAT(other.message, Catch::Contains("ran on host node-a.example"));
 }
 
 TEST_CASE("a non-zero exit status is a failure that says the status") {

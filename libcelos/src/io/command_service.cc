@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -226,11 +227,7 @@ class CommandService : public ExternalService {
     if (auto valid = validate_external_id(external_id); !valid) return tl::unexpected(valid.error());
     const std::string dir = command_job_dir_in(options_.jobs_dir, slot, external_id);
     std::error_code error;
-    if (!fs::is_directory(dir, error)) {
-      return ExternalStatus(JobState::kFailure,
-                            fmt::format("the job directory {} does not exist on host {}", dir,
-                                        command_job::this_machine().host));
-    }
+    if (!fs::is_directory(dir, error)) return command_job::unseen_job_status(dir, external_id);
     return command_job::job_status(dir, options_.heartbeat_timeout);
   }
 
@@ -265,7 +262,11 @@ class CommandService : public ExternalService {
     const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
-    return fmt::format("cmd-{}-{}-{}-{:08x}", now, ::getpid(), ++counter, salt);
+    // The host goes into the id: a leader that cannot see the job directory (a --jobs-dir not
+    // shared by the cluster's nodes) can still say where the job ran (SPEC §11).
+    std::string host = command_job::this_machine().host;
+    std::replace(host.begin(), host.end(), '/', '_');
+    return fmt::format("cmd-{}-{}-{}-{:08x}@{}", now, ::getpid(), ++counter, salt, host);
   }
 
   // setsid() made the wrapper a process group leader: its pid is the group id.

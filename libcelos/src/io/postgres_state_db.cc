@@ -7,10 +7,17 @@
 // round trips. Every write of a fenced database (a cluster node) first locks the lease row
 // FOR SHARE and checks its epoch in the same transaction, so a node that lost the lease cannot
 // write, and a takeover waits for a write in flight to commit.
+//
+// The leader keeps what a step reads in a SlotCache (io/slot_cache.h), loaded by prefetch() in
+// three queries and kept up to date by its own writes: a steady step of 1,000 workflows makes
+// no slot query at all. Writes are serialized in this process so that the cache sees them in
+// commit order.
 #include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -19,6 +26,7 @@
 #include "celos/state_db.h"
 #include "io/pg.h"
 #include "io/postgres_schema.h"
+#include "io/slot_cache.h"
 
 namespace celos {
 namespace {
@@ -67,6 +75,7 @@ class PostgresStateDatabase final : public StateDatabase {
   }
 
   Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
+    if (auto cached = cache_.slot(cache_owner(), id)) return std::move(*cached);
     return with_conn([&](PGconn* c) -> Result<std::optional<SlotState>> {
       auto r = pg::exec(c, std::string(kSelectSlot) + " WHERE workflow = $1 AND slot_time = $2",
                         {id.workflow, format_time(id.time)});
@@ -80,6 +89,7 @@ class PostgresStateDatabase final : public StateDatabase {
 
   Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
                                            Time end) override {
+    if (auto cached = cache_.slots(cache_owner(), workflow, start, end)) return std::move(*cached);
     return with_conn([&](PGconn* c) -> Result<std::vector<SlotState>> {
       std::vector<SlotState> out;
       if (end <= start) return out;
@@ -89,14 +99,7 @@ class PostgresStateDatabase final : public StateDatabase {
                             " ORDER BY slot_time",
                         {std::string(workflow), format_time(start), format_time(end)});
       if (!r) return tl::unexpected(r.error());
-      const int rows = PQntuples(r->get());
-      out.reserve(static_cast<std::size_t>(rows));
-      for (int i = 0; i < rows; ++i) {
-        auto s = row_to_state(r->get(), i);
-        if (!s) return tl::unexpected(s.error());
-        out.push_back(std::move(*s));
-      }
-      return out;
+      return rows_to_states(r->get());
     });
   }
 
@@ -108,9 +111,8 @@ class PostgresStateDatabase final : public StateDatabase {
     std::vector<const SlotState*> unique;
     unique.reserve(last.size());
     for (const auto& [id, s] : last) unique.push_back(s);
-    return write([&](PGconn* c) -> Result<void> {
-      return insert_slot_rows(c, unique);
-    });
+    return write([&](PGconn* c) -> Result<void> { return insert_slot_rows(c, unique); },
+                 [&] { cache_.put(states); });
   }
 
   Result<void> mark_rerun(const SlotId& id, Time now) override {
@@ -130,10 +132,11 @@ class PostgresStateDatabase final : public StateDatabase {
                         {id.workflow, format_time(id.time), format_time(now)});
       if (!r) return tl::unexpected(r.error());
       return {};
-    });
+    }, [this] { cache_.forget_reruns(); });
   }
 
   Result<std::vector<Time>> rerun_times(std::string_view workflow, Time now) override {
+    if (auto cached = cache_.rerun_times(cache_owner(), workflow, now)) return std::move(*cached);
     // A read (standbys cannot write): expired markers are ignored here and removed by the next
     // mark_rerun of the workflow. A marker of a slot that is not final never expires (SPEC §16).
     return with_conn([&](PGconn* c) -> Result<std::vector<Time>> {
@@ -157,7 +160,67 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
+  Result<void> prefetch(const std::vector<std::string>& workflows, Time start) override {
+    const SlotCache::Owner owner = cache_owner();
+    if (!owner) return {};
+    SlotCache::Missing missing = cache_.missing(owner, workflows, start);
+    return with_conn([&](PGconn* c) -> Result<void> {
+      if (!missing.workflows.empty()) {
+        std::vector<pg::Param> ids(missing.workflows.begin(), missing.workflows.end());
+        auto r = pg::exec(c,
+                          std::string(kSelectSlot) +
+                              " WHERE workflow = ANY($1::text[]) AND slot_time >= $2",
+                          {pg::array_literal(ids), format_time(start)});
+        if (!r) return tl::unexpected(r.error());
+        auto rows = rows_to_states(r->get());
+        if (!rows) return tl::unexpected(rows.error());
+        cache_.fill_slots(owner, missing.generation, missing.workflows, start, std::move(*rows));
+      }
+      if (missing.markers) {
+        auto markers = read_markers(c);
+        if (!markers) return tl::unexpected(markers.error());
+        cache_.fill_markers(owner, missing.generation, std::move(*markers));
+      }
+      if (missing.paused) {
+        auto r = pg::exec(c, "SELECT workflow FROM celos_paused");
+        if (!r) return tl::unexpected(r.error());
+        std::set<std::string> paused;
+        for (int i = 0; i < PQntuples(r->get()); ++i) {
+          paused.insert(pg::field(r->get(), i, 0).value_or(""));
+        }
+        cache_.fill_paused(owner, missing.generation, std::move(paused));
+      }
+      return {};
+    });
+  }
+
+  // Every rerun marker with its slot's stored status (for the expiry rule).
+  static Result<std::vector<SlotCache::Marker>> read_markers(PGconn* c) {
+    auto r = pg::exec(c,
+                      "SELECT r.workflow, (extract(epoch FROM r.slot_time) * 1000)::bigint, "
+                      "(extract(epoch FROM r.rerun_time) * 1000)::bigint, s.status "
+                      "FROM celos_reruns r LEFT JOIN celos_slots s "
+                      "ON s.workflow = r.workflow AND s.slot_time = r.slot_time");
+    if (!r) return tl::unexpected(r.error());
+    std::vector<SlotCache::Marker> out;
+    for (int i = 0; i < PQntuples(r->get()); ++i) {
+      auto t = time_from_ms(pg::field(r->get(), i, 1));
+      auto marked = time_from_ms(pg::field(r->get(), i, 2));
+      if (!t) return tl::unexpected(t.error());
+      if (!marked) return tl::unexpected(marked.error());
+      SlotCache::Marker m{SlotId{pg::field(r->get(), i, 0).value_or(""), *t}, *marked, {}};
+      if (auto status = pg::field(r->get(), i, 3)) {
+        auto parsed = parse_slot_status(*status);
+        if (!parsed) return tl::unexpected(parsed.error());
+        m.status = *parsed;
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
   Result<bool> is_paused(std::string_view workflow) override {
+    if (auto cached = cache_.paused(cache_owner(), workflow)) return *cached;
     return with_conn([&](PGconn* c) -> Result<bool> {
       auto r = pg::exec(c, "SELECT 1 FROM celos_paused WHERE workflow = $1",
                         {std::string(workflow)});
@@ -198,7 +261,7 @@ class PostgresStateDatabase final : public StateDatabase {
                                  {std::string(workflow)});
       if (!r) return tl::unexpected(r.error());
       return {};
-    });
+    }, [&] { cache_.set_paused(workflow, paused); });
   }
 
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
@@ -259,7 +322,7 @@ class PostgresStateDatabase final : public StateDatabase {
                         {pg::array_literal(wf), pg::array_literal(time), format_time(now)});
       if (!r) return tl::unexpected(r.error());
       return {};
-    });
+    }, [this] { cache_.forget_reruns(); });
   }
 
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
@@ -332,6 +395,18 @@ class PostgresStateDatabase final : public StateDatabase {
       "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text "
       "FROM celos_slots";
 
+  static Result<std::vector<SlotState>> rows_to_states(PGresult* r) {
+    std::vector<SlotState> out;
+    const int rows = PQntuples(r);
+    out.reserve(static_cast<std::size_t>(rows));
+    for (int i = 0; i < rows; ++i) {
+      auto s = row_to_state(r, i);
+      if (!s) return tl::unexpected(s.error());
+      out.push_back(std::move(*s));
+    }
+    return out;
+  }
+
   static Result<SlotState> row_to_state(PGresult* r, int row) {
     const std::string workflow = pg::field(r, row, 0).value_or("");
     auto t = time_from_ms(pg::field(r, row, 1));
@@ -367,20 +442,38 @@ class PostgresStateDatabase final : public StateDatabase {
     return f(c.get());
   }
 
-  // Runs `f` in one transaction, fenced by the lease when this database is fenced.
-  Result<void> write(const std::function<Result<void>(PGconn*)>& f) {
-    return with_conn([&](PGconn* c) -> Result<void> {
+  // Runs `f` in one transaction, fenced by the lease when this database is fenced; then
+  // `committed` tells the cache. A write whose outcome is not known empties the cache.
+  Result<void> write(const std::function<Result<void>(PGconn*)>& f,
+                     const std::function<void()>& committed = [] {}) {
+    std::lock_guard lock(write_mutex_);  // the cache applies writes in commit order
+    auto done = with_conn([&](PGconn* c) -> Result<void> {
       if (auto begun = pg::exec(c, "BEGIN"); !begun) return tl::unexpected(begun.error());
-      Result<void> done = fence_check(c);
-      if (done) done = f(c);
-      if (done) {
-        auto committed = pg::exec(c, "COMMIT");
-        if (!committed) return tl::unexpected(committed.error());
+      Result<void> written = fence_check(c);
+      if (written) written = f(c);
+      if (written) {
+        auto commit = pg::exec(c, "COMMIT");
+        if (!commit) return tl::unexpected(commit.error());
         return {};
       }
       (void)pg::exec(c, "ROLLBACK");
-      return done;
+      return written;
     });
+    if (done) {
+      committed();
+    } else {
+      cache_.clear();
+    }
+    return done;
+  }
+
+  // Whose cache it is: the leader's epoch, 0 for an unfenced database (one process), nothing
+  // for a fenced node that does not lead (its reads go to the database).
+  SlotCache::Owner cache_owner() const {
+    if (!fence_) return 0;
+    auto holder = fence_->get();
+    if (!holder) return std::nullopt;
+    return holder->epoch;
   }
 
   Result<void> fence_check(PGconn* c) {
@@ -402,6 +495,8 @@ class PostgresStateDatabase final : public StateDatabase {
   pg::Pool pool_;
   std::shared_ptr<const WriteFence> fence_;
   std::atomic<bool> migrated_{false};
+  std::mutex write_mutex_;
+  SlotCache cache_;
 };
 
 }  // namespace

@@ -195,3 +195,45 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
     CHECK((*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() == 2);
   }
 }
+
+TEST_CASE("a PostgreSQL leader's prefetched state lasts only as long as its epoch") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  const std::string name = uri.substr(uri.rfind('/') + 1);
+  const SlotId id{"wf", make_time(2015, 9, 15, 1)};
+  auto fence = std::make_shared<WriteFence>();
+  StateDatabaseOptions fenced;
+  fenced.fence = fence;
+  auto leader = open_state_database(uri, fenced);
+  REQUIRE(leader);
+  auto other = open_state_database(uri);  // stands for the next leader
+  REQUIRE(other);
+  postgres(why_not)->sql(name, "INSERT INTO celos_lease (cluster, holder, url, epoch, expires) "
+                               "VALUES ('c', 'n1', 'u', 1, now() + interval '1 hour')");
+  fence->set(WriteFence::Holder{"c", "n1", 1});
+  REQUIRE((*leader)->put_slots({SlotState::of(id, SlotStatus::kRunning, "job")}));
+  REQUIRE((*leader)->prefetch({"wf"}, make_time(2015, 9, 15)));
+  REQUIRE((*other)->put_slots({SlotState::of(id, SlotStatus::kSuccess, "job")}));
+  // Only the leader writes in a real cluster: within its epoch it answers from memory.
+  CHECK((*leader)->get_slot(id).value()->status == SlotStatus::kRunning);
+
+  SECTION("a standby reads the database") {
+    fence->set(std::nullopt);
+    CHECK((*leader)->get_slot(id).value()->status == SlotStatus::kSuccess);
+  }
+  SECTION("a new epoch starts from the database") {
+    postgres(why_not)->sql(name, "UPDATE celos_lease SET epoch = 2");
+    fence->set(WriteFence::Holder{"c", "n1", 2});
+    REQUIRE((*leader)->prefetch({"wf"}, make_time(2015, 9, 15)));
+    CHECK((*leader)->get_slot(id).value()->status == SlotStatus::kSuccess);
+  }
+  SECTION("a refused write empties it") {
+    postgres(why_not)->sql(name, "UPDATE celos_lease SET epoch = 3");
+    CHECK_FALSE((*leader)->put_slots({SlotState::of(id, SlotStatus::kFailure, "job")}));
+    CHECK((*leader)->get_slot(id).value()->status == SlotStatus::kSuccess);
+  }
+}

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "celos/ui.h"
+#include "ui/details.h"
 #include "ui/lineage.h"
 
 namespace celos {
@@ -147,6 +148,12 @@ class UiHandler {
       if (request.method != "POST") return not_allowed("POST");
       return rerun(request);
     }
+    if (request.path == "/slot") {
+      if (request.method != "GET") return not_allowed("GET");
+      auto slot = parse_slot_param(param(request, "id"));
+      if (!slot) return error_html(400, "Bad slot", slot.error().message);
+      return ui_slot_details(reader_, *slot, options_.hue_url);
+    }
     if (request.path == "/trigger-status") {
       if (request.method != "GET") return not_allowed("GET");
       return trigger_status(request);
@@ -178,9 +185,14 @@ class UiHandler {
     }
     auto zoom = parse_zoom(param(request, "zoom"));
     if (!zoom) return error_html(400, "Bad zoom", zoom.error().message);
+    auto refresh = parse_refresh(param(request, "refresh"));
+    if (!refresh) return error_html(400, "Bad refresh", refresh.error().message);
 
     UiPage page;
     page.time = time;
+    page.fixed_time = param(request, "time") != nullptr;
+    page.refresh_seconds = *refresh;
+    if (const std::string* filter = param(request, "filter")) page.filter = *filter;
     page.grid = make_tile_grid(time, *zoom);
     page.hue_url = options_.hue_url;
     std::tie(page.config, page.notice) = config_.get();
@@ -193,6 +205,7 @@ class UiHandler {
                                     workflows.error().message));
     }
     page.workflows = std::move(*workflows);
+    apply_filter(page);
     page.maintenance = maintenance_banner();
     return html(200, render_ui_page(page));
   }
@@ -217,7 +230,31 @@ class UiHandler {
     return banner;
   }
 
+  // POST /rerun?id=W&start=S&end=E[&status=…][&dryRun=true]: a range (SPEC §16).
+  HttpServerResponse range_rerun(const HttpServerRequest& request) {
+    const std::string* id = param(request, "id");
+    const std::string* start = param(request, "start");
+    const std::string* end = param(request, "end");
+    if (id == nullptr || id->empty()) return ui_json_error(400, "missing parameter id=<workflow>");
+    if (start == nullptr || end == nullptr) {
+      return ui_json_error(400, "a range rerun needs both start and end");
+    }
+    auto from = parse_query_time(*start);
+    if (!from) return ui_json_error(400, "parameter start: " + from.error().message);
+    auto to = parse_query_time(*end);
+    if (!to) return ui_json_error(400, "parameter end: " + to.error().message);
+    const std::string* dry = param(request, "dryRun");
+    if (dry != nullptr && *dry != "true" && *dry != "false") {
+      return ui_json_error(400, "parameter dryRun: must be true or false, not \"" + *dry + "\"");
+    }
+    return ui_range_rerun(reader_, *id, *from, *to, param(request, "status"),
+                          dry != nullptr && *dry == "true");
+  }
+
   HttpServerResponse rerun(const HttpServerRequest& request) {
+    if (param(request, "start") != nullptr || param(request, "end") != nullptr) {
+      return range_rerun(request);
+    }
     auto slot = parse_slot_param(param(request, "id"));
     if (!slot) return ui_json_error(400, slot.error().message);
     auto state = reader_.rerun(slot->workflow, slot->time);

@@ -257,4 +257,8 @@ Result<std::string> CelosApiReader::get_json(const std::string& target) {
   return std::move(response->body);
 }
 
+Result<HttpResponse> CelosApiReader::call(const std::string& method, const std::string& target) {
+  return send(*client_, method, celos_url_ + target);
+}
+
 }  // namespace celos

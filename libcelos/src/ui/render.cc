@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "celos/ui.h"
+#include "ui/details.h"
 
 namespace celos {
 
@@ -125,8 +126,17 @@ std::string corner_time(Time t) {
                      c.minute);
 }
 
-std::string ui_link(Time time, int zoom) {
-  return fmt::format("ui?time={}&amp;zoom={}", url_encode(format_time(time)), zoom);
+// `&amp;filter=…&amp;refresh=…` of the page, kept by every navigation link.
+std::string view_suffix(const UiPage& page) {
+  std::string out;
+  if (!page.filter.empty()) out += "&amp;filter=" + url_encode(page.filter);
+  if (page.refresh_seconds > 0) out += fmt::format("&amp;refresh={}", page.refresh_seconds);
+  return out;
+}
+
+std::string ui_link(const UiPage& page, Time time, int zoom) {
+  return fmt::format("ui?time={}&amp;zoom={}{}", url_encode(format_time(time)), zoom,
+                     view_suffix(page));
 }
 
 void append_escaped(std::string& out, std::string_view text) {
@@ -155,13 +165,45 @@ void render_nav(std::string& out, const UiPage& page) {
   }
   fmt::format_to(std::back_inserter(out),
                  "<div id=\"nav\"><a id=\"nav-earlier\" href=\"{}\">&laquo; earlier</a>"
-                 "<a id=\"nav-now\" href=\"ui?zoom={}\">now</a>"
+                 "<a id=\"nav-now\" href=\"ui?zoom={}{}\">now</a>"
                  "<a id=\"nav-later\" href=\"{}\">later &raquo;</a>"
                  "<a id=\"nav-zoom-in\" href=\"{}\">zoom in</a>"
                  "<a id=\"nav-zoom-out\" href=\"{}\">zoom out</a>"
                  "<span>{} minutes per tile</span></div>\n",
-                 ui_link(page.time - span, zoom), zoom, ui_link(page.time + span, zoom),
-                 ui_link(page.time, zoom_in), ui_link(page.time, zoom_out), zoom);
+                 ui_link(page, page.time - span, zoom), zoom, view_suffix(page),
+                 ui_link(page, page.time + span, zoom), ui_link(page, page.time, zoom_in),
+                 ui_link(page, page.time, zoom_out), zoom);
+}
+
+// The filter box (a GET form, so the filtered page has its own URL), the range bar (hidden until
+// a slot is clicked) and the details panel (filled on click from /slot).
+void render_operator_bar(std::string& out, const UiPage& page) {
+  out += "<form id=\"filter\" method=\"get\" action=\"ui\">Workflows containing "
+         "<input id=\"filter-input\" name=\"filter\" value=\"";
+  append_escaped(out, page.filter);
+  fmt::format_to(std::back_inserter(out), "\"><input type=\"hidden\" name=\"zoom\" value=\"{}\">",
+                 page.grid.zoom.count());
+  if (page.fixed_time) {
+    fmt::format_to(std::back_inserter(out), "<input type=\"hidden\" name=\"time\" value=\"{}\">",
+                   format_time(page.time));
+  }
+  if (page.refresh_seconds > 0) {
+    fmt::format_to(std::back_inserter(out),
+                   "<input type=\"hidden\" name=\"refresh\" value=\"{}\">", page.refresh_seconds);
+  }
+  out += "<button type=\"submit\">filter</button>";
+  if (page.refresh_seconds > 0) {
+    fmt::format_to(std::back_inserter(out),
+                   " <span id=\"refresh-note\">refreshing every {} s (not while details or a "
+                   "range are open)</span>",
+                   page.refresh_seconds);
+  }
+  out += "</form>\n<div id=\"range\" hidden>Rerun <b id=\"range-wf\"></b> from "
+         "<input id=\"range-start\"> to <input id=\"range-end\"> (end excluded), only "
+         "statuses <input id=\"range-status\" placeholder=\"e.g. FAILURE,KILLED\"> "
+         "<button id=\"range-preview\" type=\"button\">Preview rerun</button> "
+         "<button id=\"range-clear\" type=\"button\">Clear</button>"
+         "<div id=\"range-result\"></div></div>\n<div id=\"details\" hidden></div>\n";
 }
 
 void render_header(std::string& out, const UiPage& page) {
@@ -326,8 +368,10 @@ std::string render_ui_page(const UiPage& page) {
   out += corner_time(page.time);
   out += "</title><style>";
   out += kStyle;
+  out += ui_details_style();
   out += "</style></head>\n<body>\n";
   render_nav(out, page);
+  render_operator_bar(out, page);
   if (!page.maintenance.empty()) {
     out += "<div id=\"maintenance\">Maintenance mode ";
     append_escaped(out, page.maintenance);
@@ -338,8 +382,9 @@ std::string render_ui_page(const UiPage& page) {
     append_escaped(out, page.notice);
     out += "</div>\n";
   }
-  fmt::format_to(std::back_inserter(out), "<table id=\"grid\" data-time=\"{}\" data-zoom=\"{}\">\n",
-                 format_time(page.time), page.grid.zoom.count());
+  fmt::format_to(std::back_inserter(out),
+                 "<table id=\"grid\" data-time=\"{}\" data-zoom=\"{}\" data-refresh=\"{}\">\n",
+                 format_time(page.time), page.grid.zoom.count(), page.refresh_seconds);
   render_header(out, page);
   out += "<tbody>\n";
 
@@ -363,10 +408,13 @@ std::string render_ui_page(const UiPage& page) {
     heading = true;
     render_row(out, &wf, wf.id, page, tiles);
   }
-  out += "</tbody></table>\n<p class=\"help\">(Shift-click a slot to rerun it. Hover a waiting "
-         "slot to see what it waits for. Alt-click a slot to highlight the slots it read from "
-         "and that read its output; <a href=\"datasets\">datasets</a>.)</p>\n<script>";
+  out += "</tbody></table>\n<p class=\"help\">(Click a slot for its details and to rerun a "
+         "range starting there; Ctrl-click another slot of the same workflow to widen the range. "
+         "Shift-click a slot to rerun it. Hover a waiting slot to see what it waits for. "
+         "Alt-click a slot to highlight the slots it read from and that read its output; "
+         "<a href=\"datasets\">datasets</a>.)</p>\n<script>";
   out += kScript;
+  out += ui_details_script();
   out += "</script>\n</body></html>\n";
   return out;
 }

@@ -142,8 +142,13 @@ HttpServerResponse Api::run_route(const Route& route, const HttpServerRequest& r
   return route.handler(call);
 }
 
+void Api::audit_answer(const HttpServerRequest& request, int status) const {
+  Checked c = check(request);
+  if (!c.refusal) audit(request, c.token, status);  // a refusal was audited by check()
+}
+
 void Api::audit(const HttpServerRequest& request, const std::string& token, int status) const {
-  if (options_.audit == nullptr) return;
+  if (options_.audit == nullptr || request.audited_by_peer) return;
   AuditRecord record;
   record.time = now();
   record.node = options_.node;

@@ -91,6 +91,28 @@ struct World {
 const std::map<std::string, std::string> kOperator{{"authorization", "Bearer op-token"}};
 const std::map<std::string, std::string> kAdmin{{"authorization", "Bearer admin-token"}};
 
+TEST_CASE("Only the node that answers the client audits a forwarded mutation") {
+  World w(true);
+  HttpServerRequest request;
+  request.method = "POST";
+  request.target = "/api/v1/pause?id=wf&paused=true";
+  request.remote = "10.0.0.9:4444";
+  request.headers = kOperator;
+  REQUIRE(parse_request_target(request.target, request.path, request.query));
+  // The standby relays the leader's answer and records it with its client and token.
+  w.api->audit_answer(request, 200);
+  REQUIRE(w.audit.records.size() == 1);
+  CHECK(w.audit.records[0].client == "10.0.0.9");
+  CHECK(w.audit.records[0].token == "op");
+  CHECK(w.audit.records[0].status == 200);
+  // The leader runs it and records nothing, accepted or refused.
+  request.audited_by_peer = true;
+  CHECK(w.api->handle(request).status == 200);
+  request.headers.clear();
+  CHECK(w.api->handle(request).status == 401);
+  CHECK(w.audit.records.size() == 1);
+}
+
 TEST_CASE("Checks come in the order Host, route, method, token, parameters") {
   World w(true);
   CHECK(w.call("GET", "/nowhere", {{"host", "evil.example:80"}}).status == 403);

@@ -1,6 +1,8 @@
 // GET /api/v1/cluster, POST /api/v1/cluster/step-down, and forwarding to the leader.
 #include "celos/cluster_api.h"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -100,24 +102,41 @@ HttpServerResponse forward(const HttpServerRequest& request, const std::string& 
   return response;
 }
 
+// True when X-Celos-Forwarded names another node of this cluster: then that node answers the
+// client and writes the audit record. A name the cluster does not know (or a view that cannot
+// be read) leaves the record to this node: better twice than never.
+bool forwarded_by_peer(const HttpServerRequest& request, Cluster& cluster) {
+  auto header = request.headers.find("x-celos-forwarded");
+  if (header == request.headers.end() || header->second == cluster.node_id()) return false;
+  auto view = cluster.view();
+  if (!view) return false;
+  return std::any_of(view->nodes.begin(), view->nodes.end(),
+                     [&](const ClusterNodeInfo& n) { return n.id == header->second; });
+}
+
 }  // namespace
 
 AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& api,
                                            Cluster& cluster, std::shared_ptr<HttpClient> http) {
   return [inner = std::move(inner), &api, &cluster, http](HttpServerRequest request,
                                                           HttpResponder respond) {
-    if (!api.is_mutation(request) || cluster.is_leader()) {
+    if (!api.is_mutation(request)) return inner(std::move(request), std::move(respond));
+    if (cluster.is_leader()) {
+      request.audited_by_peer = forwarded_by_peer(request, cluster);
       return inner(std::move(request), std::move(respond));
     }
-    // The standby checks Host, Origin and the token itself before forwarding (SPEC §16).
-    if (auto refused = api.refusal(request)) return respond(std::move(*refused));
+    // A request another node forwarded: that node answers its client and audits (SPEC §16).
     if (request.headers.count("x-celos-forwarded")) {
       return respond(json_error(503, "forwarded to a node that is not the cluster's leader "
                                      "(leadership changed): try again"));
     }
+    // The standby checks Host, Origin and the token itself before forwarding (SPEC §16).
+    if (auto refused = api.refusal(request)) return respond(std::move(*refused));
     const auto leader = cluster.leader_url();
-    if (!leader) return respond(json_error(503, "the cluster has no leader right now"));
-    respond(forward(request, *leader, cluster, *http));
+    HttpServerResponse answer = leader ? forward(request, *leader, cluster, *http)
+                                       : json_error(503, "the cluster has no leader right now");
+    api.audit_answer(request, answer.status);  // this node answers the client
+    respond(std::move(answer));
   };
 }
 
