@@ -147,15 +147,7 @@ class Step {
     auto window = env_.db.get_window(wf.id, window_start, now_);
     if (!window) return tl::unexpected(window.error());
     merge_window(run, *times, *window);
-    auto marked = marked_slots(run, *times);
-    if (!marked) return tl::unexpected(marked.error());
-    if (!marked->empty()) {
-      run.slots.insert(run.slots.end(), marked->begin(), marked->end());
-      std::stable_sort(run.slots.begin(), run.slots.end(), [](const SlotState& x, const SlotState& y) {
-        return x.id.time < y.id.time;
-      });
-    }
-    return {};
+    return add_marked_slots(run, *times);
   }
 
   // One walk over the sorted schedule times and stored states; stored states at times that are
@@ -170,18 +162,18 @@ class Step {
       if (closed != window.closed.end() && closed->first == t) {
         ++run.final_counts[closed->second];
       } else if (open != window.open.end() && open->id.time == t) {
-        run.stored.insert_or_assign(t, *open);
         run.slots.push_back(std::move(*open));
+        run.stored.push_back(true);
       } else {
         run.slots.push_back(SlotState::waiting(SlotId{run.wf->id, t}));
+        run.stored.push_back(false);
       }
     }
   }
 
-  // The slots outside the schedule's window that a rerun marker keeps in view (not final).
-  Result<std::vector<SlotState>> marked_slots(WorkflowRun& run, const std::vector<Time>& times) {
+  // Adds the slots outside the schedule's window that a rerun marker keeps in view (not final).
+  Result<void> add_marked_slots(WorkflowRun& run, const std::vector<Time>& times) {
     const Workflow& wf = *run.wf;
-    std::vector<SlotState> out;
     auto reruns = env_.db.rerun_times(wf.id, now_);
     if (!reruns) return tl::unexpected(reruns.error());
     for (Time t : *reruns) {
@@ -195,10 +187,12 @@ class Step {
         ++run.final_counts[s.status];
         continue;
       }
-      if (state->has_value()) run.stored.insert_or_assign(t, s);
-      out.push_back(std::move(s));
+      auto at = std::lower_bound(run.slots.begin(), run.slots.end(), t,
+                                 [](const SlotState& x, Time y) { return x.id.time < y; });
+      run.stored.insert(run.stored.begin() + (at - run.slots.begin()), state->has_value());
+      run.slots.insert(at, std::move(s));
     }
-    return out;
+    return {};
   }
 
   void record_running() {
@@ -473,11 +467,21 @@ class Step {
     for (WorkflowRun& run : runs_) {
       if (run.active) ++report_.workflows;
       for (std::string& e : run.errors) report_.errors.push_back(std::move(e));
-      std::map<Time, SlotStatus> final_state;
-      for (const SlotState& s : run.slots) final_state[s.id.time] = s.status;
-      for (const SlotState& s : run.running) final_state[s.id.time] = s.status;
-      for (const SlotChange& c : run.changes) final_state[c.to.id.time] = c.to.status;
-      for (const auto& [_, status] : final_state) ++report_.slot_counts[status];
+      // The slots as loaded, with the step's own changes (later ones win) on top: only the
+      // changed times go through a map.
+      std::map<Time, SlotStatus> changed;
+      for (const SlotState& s : run.running) changed[s.id.time] = s.status;
+      for (const SlotChange& c : run.changes) changed[c.to.id.time] = c.to.status;
+      for (const SlotState& s : run.slots) {
+        auto it = changed.find(s.id.time);
+        if (it == changed.end()) {
+          ++report_.slot_counts[s.status];
+        } else {
+          ++report_.slot_counts[it->second];
+          changed.erase(it);
+        }
+      }
+      for (const auto& [_, status] : changed) ++report_.slot_counts[status];
       for (const auto& [status, count] : run.final_counts) report_.slot_counts[status] += count;
     }
     report_.external_calls = gate_.calls();

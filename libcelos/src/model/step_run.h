@@ -2,6 +2,7 @@
 // (model/step.cc): the loaded slots, the answers of the concurrent tasks, the changes.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -27,7 +28,7 @@ struct WorkflowRun {
   std::vector<std::string> errors;      // reported by the step's thread
   std::vector<SlotState> slots;         // loaded and not final, oldest first
   std::map<SlotStatus, int> final_counts;  // the loaded final slots, counted
-  std::map<Time, SlotState> stored;     // what was stored of them
+  std::vector<bool> stored;             // per slot: was it stored (or is it a new WAITING one)
   std::set<Time> marked;                // times carried by a rerun marker
   std::vector<SlotState> running;       // picks submitted in this step, as RUNNING
   std::vector<SlotChange> changes;      // the other changes of this step
@@ -40,9 +41,14 @@ struct WorkflowRun {
     spdlog::warn("workflow {}: {}", wf->id, message);
     errors.push_back(fmt::format("{}: {}", wf->id, std::move(message)));
   }
+  // The stored state of slot `t` as loaded, if it was stored.
   std::optional<SlotState> from(Time t) const {
-    auto it = stored.find(t);
-    return it == stored.end() ? std::nullopt : std::optional<SlotState>(it->second);
+    auto it = std::lower_bound(slots.begin(), slots.end(), t,
+                               [](const SlotState& s, Time x) { return s.id.time < x; });
+    if (it == slots.end() || it->id.time != t || !stored[std::size_t(it - slots.begin())]) {
+      return std::nullopt;
+    }
+    return *it;
   }
 };
 
