@@ -32,6 +32,9 @@ namespace celos {
 namespace {
 
 constexpr std::size_t kRowsPerStatement = 20'000;
+// From this many states on a batch is sent with COPY (a temporary table per transaction is not
+// worth it for the few changes of a steady step).
+constexpr std::size_t kCopyFrom = 5'000;
 
 Result<Time> time_from_ms(const std::optional<std::string>& text) {
   if (!text) return fail("NULL time", ErrorCode::kCorrupt);
@@ -501,7 +504,52 @@ class PostgresStateDatabase final : public StateDatabase {
 
 }  // namespace
 
+namespace {
+
+// The columns of celos_slots in COPY's text format, one line per state.
+std::string copy_rows(const std::vector<const SlotState*>& states) {
+  std::string out;
+  out.reserve(states.size() * 64);
+  for (const SlotState* s : states) {
+    pg::copy_field(out, s->id.workflow, '\t');
+    pg::copy_field(out, format_time(s->id.time), '\t');
+    pg::copy_field(out, std::string(to_string(s->status)), '\t');
+    pg::copy_field(out, s->external_id, '\t');
+    pg::copy_field(out, std::to_string(s->retry_count), '\t');
+    pg::copy_field(out, s->message, '\t');
+    pg::copy_field(out, s->retry_at ? pg::Param(format_time(*s->retry_at)) : std::nullopt, '\t');
+    pg::copy_field(out, s->consumed.empty() ? std::nullopt : pg::Param(consumed_json(*s)), '\n');
+  }
+  return out;
+}
+
+// A large batch (a first step: 168,000 states) goes through COPY into a temporary table and one
+// upsert from it: about a fifth cheaper for the server than parsing the same rows as arrays.
+Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& states) {
+  if (auto made = pg::exec_script(c,
+                                  "DROP TABLE IF EXISTS pg_temp.celos_slots_in; "
+                                  "CREATE TEMP TABLE celos_slots_in (LIKE celos_slots) "
+                                  "ON COMMIT DROP");
+      !made) {
+    return made;
+  }
+  if (auto copied = pg::copy_in(c, "COPY celos_slots_in FROM STDIN", copy_rows(states)); !copied) {
+    return copied;
+  }
+  auto r = pg::exec(
+      c,
+      "INSERT INTO celos_slots SELECT * FROM celos_slots_in "
+      "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
+      "external_id = excluded.external_id, retry_count = excluded.retry_count, "
+      "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed");
+  if (!r) return tl::unexpected(r.error());
+  return {};
+}
+
+}  // namespace
+
 Result<void> insert_slot_rows(PGconn* c, const std::vector<const SlotState*>& states) {
+  if (states.size() >= kCopyFrom) return copy_slot_rows(c, states);
   for (std::size_t i = 0; i < states.size(); i += kRowsPerStatement) {
     const std::size_t n = std::min(kRowsPerStatement, states.size() - i);
     auto done = PostgresStateDatabase::insert_chunk(c, states.data() + i, n);
