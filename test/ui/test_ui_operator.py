@@ -145,6 +145,19 @@ class CelosUiOperatorTest(unittest.TestCase):
         self.assertIn('data-wf="wf-broken"', body)
         self.assertNotIn('data-wf="other-daily"', body)
 
+    def test_the_page_reloads_itself_with_refresh(self):
+        browser = Browser()
+        try:
+            browser.navigate(self.ui + "/ui?" + urllib.parse.urlencode(
+                {"time": NOW, "refresh": "5"}))
+            self.assertEqual(browser.evaluate("document.getElementById('grid').dataset.refresh"), "5")
+            self.assertIn("refresh=5", browser.evaluate("document.getElementById('nav-later').href"))
+            browser.evaluate("window.celosMark = 1")
+            browser.wait_for("window.celosMark === undefined && !!document.getElementById('grid')",
+                             timeout=30)  # a new document: the mark is gone
+        finally:
+            browser.close()
+
     def test_details_on_click_then_range_preview_and_confirmed_rerun(self):
         browser = Browser()
         try:
@@ -156,6 +169,9 @@ class CelosUiOperatorTest(unittest.TestCase):
             browser.click(self.cell(HOURS[0]))  # a plain click: details, not Hue
             browser.wait_for("document.getElementById('details').getAttribute('data-loaded') === %s"
                              % json.dumps("wf-broken@" + HOURS[0]))
+            details = os.path.join(ARTIFACTS, "celos-ui-slot-details.png")
+            browser.screenshot(details)
+            print("screenshot: " + details)
             text = browser.evaluate("document.getElementById('details').innerText")
             self.assertIn("FAILURE", text)
             self.assertIn("History", text)
@@ -189,11 +205,15 @@ class CelosUiOperatorTest(unittest.TestCase):
 
             browser.click("#range-confirm")
             browser.wait_for("document.getElementById('range-result').getAttribute('data-state') === 'done'")
+            self.assertEqual(browser.evaluate("document.querySelector(%s).className"
+                                              % json.dumps(self.cell(HOURS[1]))), "slot waiting")
+            # The open details of 08:00 are read again and show the rerun.
+            browser.wait_for("document.getElementById('details').getAttribute('data-loaded') === %s"
+                             " && document.querySelector('#details td.state').textContent === 'WAITING'"
+                             % json.dumps("wf-broken@" + HOURS[0]))
             done = os.path.join(ARTIFACTS, "celos-ui-range-rerun.png")
             browser.screenshot(done)
             print("screenshot: " + done)
-            self.assertEqual(browser.evaluate("document.querySelector(%s).className"
-                                              % json.dumps(self.cell(HOURS[1]))), "slot waiting")
         finally:
             browser.close()
         self.assertGreater(os.path.getsize(preview), 1000)

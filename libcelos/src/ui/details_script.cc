@@ -46,13 +46,17 @@ constexpr std::string_view kScript = R"js(
   function openDetails(id) {
     var mine = ++loads;
     details.hidden = false;
+    document.body.classList.add('details-open');
     details.removeAttribute('data-loaded');
     details.innerHTML = '<p>Loading ' + id.replace(/[&<>"']/g, '') + '…</p>';
     fetch('slot?id=' + enc(id)).then(function (r) { return r.text(); }).then(function (t) {
       if (mine !== loads) return;
       details.innerHTML = '<button id="details-close" type="button">close</button>' + t;
       details.setAttribute('data-loaded', id);
-      $('details-close').addEventListener('click', function () { details.hidden = true; });
+      $('details-close').addEventListener('click', function () {
+        details.hidden = true;
+        document.body.classList.remove('details-open');
+      });
     }).catch(function (err) { details.textContent = 'Could not load ' + id + ': ' + err; });
   }
   grid.addEventListener('click', function (e) {
@@ -124,6 +128,9 @@ constexpr std::string_view kScript = R"js(
         c.className = 'slot ' + s.to.toLowerCase();
         c.textContent = s.to === 'WAITING' ? 'wait' : s.to.toLowerCase();
       });
+      // The open details show the state before the rerun: read them again.
+      var shown = details.hidden ? null : details.getAttribute('data-loaded');
+      if (shown && shown.lastIndexOf(range.wf + '@', 0) === 0) openDetails(shown);
     }).catch(function (err) { result.textContent = 'Rerun failed: ' + err.message; result.setAttribute('data-state', 'error'); });
   }
   $('range-clear').addEventListener('click', function () { range = null; bar.hidden = true; markRange(); });
@@ -143,6 +150,7 @@ constexpr std::string_view kStyle = R"css(
 #range input { font-family: monospace; width: 16em; }
 #range input#range-status { width: 12em; }
 #range-result ul { margin: 4px 0; }
+body.details-open { margin-right: calc(42% + 8px); }
 #details { position: fixed; top: 0; right: 0; width: 42%; height: 100%; overflow: auto;
   background: #fff; border-left: 2px solid #888; padding: 6px; box-sizing: border-box; }
 #details h2 { font-size: 14px; margin: 4px 0; }
