@@ -32,6 +32,7 @@ namespace celos {
 namespace {
 
 constexpr std::size_t kRowsPerStatement = 20'000;  // history rows per INSERT
+constexpr std::size_t kPrefetchWorkflows = 1'000;  // workflows per prefetch query
 
 Result<Time> time_from_ms(const std::optional<std::string>& text) {
   if (!text) return fail("NULL time", ErrorCode::kCorrupt);
@@ -155,8 +156,14 @@ class PostgresStateDatabase final : public StateDatabase {
     if (!owner) return {};
     SlotCache::Missing missing = cache_.missing(owner, workflows, start);
     return with_conn([&](PGconn* c) -> Result<void> {
-      if (!missing.workflows.empty()) {
-        std::vector<pg::Param> ids(missing.workflows.begin(), missing.workflows.end());
+      // 1,000 workflows a query: one round trip for a typical leader, and a result of at most
+      // 168,000 rows in memory at once for 10,000.
+      for (std::size_t i = 0; i < missing.workflows.size(); i += kPrefetchWorkflows) {
+        const auto first = missing.workflows.begin() + static_cast<std::ptrdiff_t>(i);
+        const std::vector<std::string> some(
+            first, first + static_cast<std::ptrdiff_t>(
+                               std::min(kPrefetchWorkflows, missing.workflows.size() - i)));
+        std::vector<pg::Param> ids(some.begin(), some.end());
         auto r = pg::exec(c,
                           std::string(kSelectSlot) +
                               " WHERE workflow = ANY($1::text[]) AND slot_time >= $2",
@@ -164,7 +171,7 @@ class PostgresStateDatabase final : public StateDatabase {
         if (!r) return tl::unexpected(r.error());
         auto rows = rows_to_states(r->get());
         if (!rows) return tl::unexpected(rows.error());
-        cache_.fill_slots(owner, missing.generation, missing.workflows, start, std::move(*rows));
+        cache_.fill_slots(owner, missing.generation, some, start, std::move(*rows));
       }
       if (missing.markers) {
         auto markers = read_markers(c);
