@@ -153,8 +153,13 @@ class CelosUiOperatorTest(unittest.TestCase):
             self.assertEqual(browser.evaluate("document.getElementById('grid').dataset.refresh"), "5")
             self.assertIn("refresh=5", browser.evaluate("document.getElementById('nav-later').href"))
             browser.evaluate("window.celosMark = 1")
-            browser.wait_for("window.celosMark === undefined && !!document.getElementById('grid')",
-                             timeout=30)  # a new document: the mark is gone
+            def reloaded():  # a new document: the mark is gone
+                try:
+                    return browser.evaluate(
+                        "window.celosMark === undefined && !!document.getElementById('grid')")
+                except RuntimeError:  # evaluated while the old document went away
+                    return False
+            poll(reloaded, "the page to reload itself", timeout=30, interval=0.2)
         finally:
             browser.close()
 
