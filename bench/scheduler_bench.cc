@@ -1,8 +1,10 @@
 // Scheduler step benchmark (issue 2): N hourly workflows with a 7-day window on a real state
 // directory. Prints the first step (every slot becomes READY and is written), a steady-state
 // step (nothing changes) and the peak RSS. Usage: celos_scheduler_bench [N...] [--dir DIR]
-// [--history] (record the slot history, as celos-server does)
+// [--history] (record the slot history, as celos-server does) [--compare-history] (both, twice
+// each, and the difference of the first steps)
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -71,8 +73,9 @@ void new_leader_step(int n, const std::string& dir, WorkflowSource& source, Time
               report.changed);
 }
 
-void run(int n, const std::string& base, bool history) {
-  const std::string dir = fmt::format("{}/celos-bench-{}", base, n);
+// One run in `dir`; answers the first step's time. `keep`: leave the directory for the caller
+// to delete (--compare-history deletes only after all its runs: see below).
+double run(int n, const std::string& dir, bool history, bool keep = false) {
   std::filesystem::remove_all(dir);
   auto config = std::make_shared<WorkflowConfig>();
   auto service = std::make_shared<NullService>();
@@ -118,7 +121,24 @@ void run(int n, const std::string& base, bool history) {
               peak_rss_kb() / 1024.0);
   if (history) std::printf("          history appends in the first step: %.1f ms\n", first_history_ms);
   if (!state_db_uri.empty()) new_leader_step(n, dir, *source, now);
-  std::filesystem::remove_all(dir);
+  if (!keep) std::filesystem::remove_all(dir);
+  return first_ms;
+}
+
+// --compare-history: without, with, with, without history (so that neither variant always runs
+// second), each in a fresh directory, deleting them only after the four runs: ext4 creates files
+// slowly for a while after many were deleted, which made back-to-back runs of this bench compare
+// the file system's clean-up rather than the history (bench/README.md).
+void compare_history(int n, const std::string& base) {
+  std::vector<std::string> dirs;
+  double without = 0, with = 0;
+  for (bool history : {false, true, true, false}) {
+    dirs.push_back(fmt::format("{}/celos-bench-{}-{}-{}", base, n, ::getpid(), dirs.size()));
+    (history ? with : without) += run(n, dirs.back(), history, /*keep=*/true) / 2;
+  }
+  std::printf("N=%-5d first step: %.1f ms without history, %.1f ms with (%+.1f %%)\n", n, without,
+              with, 100.0 * (with - without) / without);
+  for (const std::string& dir : dirs) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
@@ -126,10 +146,14 @@ void run(int n, const std::string& base, bool history) {
 int main(int argc, char** argv) {
   std::string& state_db = state_db_uri;
   spdlog::set_level(spdlog::level::warn);
-  bool history = false;
+  bool history = false, compare = false;
   const BenchArgs args = parse_bench_args(argc, argv, [&](const std::string& arg, const char* next) {
     if (arg == "--history") {
       history = true;
+      return 1;
+    }
+    if (arg == "--compare-history") {
+      compare = true;
       return 1;
     }
     if (arg == "--state-db" && next) {
@@ -138,5 +162,11 @@ int main(int argc, char** argv) {
     }
     return 0;
   });
-  for (int n : args.sizes) run(n, args.dir, history);
+  for (int n : args.sizes) {
+    if (compare) {
+      compare_history(n, args.dir);
+    } else {
+      run(n, fmt::format("{}/celos-bench-{}", args.dir, n), history);
+    }
+  }
 }

@@ -140,10 +140,18 @@ void a_large_batch_is_stored_whole(StateDatabase& db) {
                                      SlotStatus::kWaiting));
     }
   }
+  // Every field survives a large batch too, however it is sent (PostgreSQL: COPY).
+  SlotState& odd = states[5];
+  odd = SlotState::of(odd.id, SlotStatus::kRunning, "job\t1\\N \\ \r\n\"x\"", 3);
+  odd.message = "tab\there\nnewline \\N backslash\\ \"{quotes}\" ☃";
+  odd.retry_at = kDay + hours(200);
+  odd.consumed["in\tput"] = {kDay, kDay + hours(1)};
   REQUIRE(db.put_slots(states));
   auto slots = db.get_slots("contract-batch-49", kDay, kDay + hours(24 * 7));
   REQUIRE(slots);
   CHECK(slots->size() == 168);
+  CHECK(db.get_slot(odd.id).value() == odd);
+  CHECK(db.get_slot(states[6].id).value() == states[6]);
 }
 
 void announced_instances_are_idempotent_and_ranged(StateDatabase& db) {

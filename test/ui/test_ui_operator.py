@@ -145,6 +145,28 @@ class CelosUiOperatorTest(unittest.TestCase):
         self.assertIn('data-wf="wf-broken"', body)
         self.assertNotIn('data-wf="other-daily"', body)
 
+    def test_a_day_tile_selects_its_slots_for_a_dry_run(self):
+        browser = Browser()
+        try:
+            browser.navigate(self.ui + "/ui?" + urllib.parse.urlencode(
+                {"time": NOW, "zoom": "1440", "filter": "broken"}))
+            day = 'tr[data-wf="wf-broken"] td[data-tile="2015-09-15T00:00:00.000Z"]'
+            self.assertEqual(browser.evaluate("document.querySelector(%s).textContent"
+                                              % json.dumps(day)), "4")
+            browser.click(day)
+            self.assertEqual(browser.evaluate("document.getElementById('range-start').value"),
+                             "2015-09-15T00:00:00.000Z")
+            self.assertEqual(browser.evaluate("document.getElementById('range-end').value"),
+                             "2015-09-15T11:30:01.000Z")  # the tile, up to the page's time
+            self.assertTrue(browser.evaluate("document.querySelector(%s).classList.contains('in-range')"
+                                             % json.dumps(day)))
+            browser.click("#range-preview")
+            browser.wait_for("document.getElementById('range-result').getAttribute('data-state') === 'preview'")
+            listed = browser.evaluate("document.querySelectorAll('#range-would li').length")
+            self.assertEqual(listed, 4)  # every slot of the day, to rerun or skipped
+        finally:
+            browser.close()
+
     def test_the_page_reloads_itself_with_refresh(self):
         browser = Browser()
         try:
@@ -153,8 +175,13 @@ class CelosUiOperatorTest(unittest.TestCase):
             self.assertEqual(browser.evaluate("document.getElementById('grid').dataset.refresh"), "5")
             self.assertIn("refresh=5", browser.evaluate("document.getElementById('nav-later').href"))
             browser.evaluate("window.celosMark = 1")
-            browser.wait_for("window.celosMark === undefined && !!document.getElementById('grid')",
-                             timeout=30)  # a new document: the mark is gone
+            def reloaded():  # a new document: the mark is gone
+                try:
+                    return browser.evaluate(
+                        "window.celosMark === undefined && !!document.getElementById('grid')")
+                except RuntimeError:  # evaluated while the old document went away
+                    return False
+            poll(reloaded, "the page to reload itself", timeout=30, interval=0.2)
         finally:
             browser.close()
 

@@ -150,8 +150,10 @@ std::string html_escape(std::string_view text);
 
 // The whole HTML page: navigation links, the day header row, the tile label row, then per group
 // a heading row and one row per workflow (listed-but-unknown ones marked missing, paused ones
-// marked paused), then the "Unlisted workflows" group. Includes the small script for shift-click
-// rerun and lazy trigger-status tooltips.
+// marked paused), then the "Unlisted workflows" group; above the grid the filter box, the
+// (hidden) range bar and the (empty) details panel. Includes the small scripts for shift-click
+// rerun, lazy trigger-status tooltips, details on click (fetched from /slot), range rerun
+// preview and confirm, and the auto-refresh. Call apply_filter() first to filter.
 std::string render_ui_page(const UiPage& page);
 
 // A small readable HTML error page (celos-server down, bad parameter).

@@ -1,5 +1,7 @@
 #include "io/pg.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace celos::pg {
@@ -81,6 +83,46 @@ Result<void> exec_script(PGconn* conn, const std::string& sql) {
                             trimmed(PQerrorMessage(conn))));
   }
   return {};
+}
+
+Result<void> copy_in(PGconn* conn, const std::string& copy_sql, std::string_view data) {
+  auto error = [conn] {
+    return fail(fmt::format("state database at {}: {}", describe(conn),
+                            trimmed(PQerrorMessage(conn))));
+  };
+  ResultPtr started(PQexec(conn, copy_sql.c_str()));
+  if (PQresultStatus(started.get()) != PGRES_COPY_IN) return error();
+  constexpr std::size_t kChunk = 1 << 20;
+  bool sent = true;
+  for (std::size_t at = 0; sent && at < data.size(); at += kChunk) {
+    const std::size_t n = std::min(kChunk, data.size() - at);
+    sent = PQputCopyData(conn, data.data() + at, static_cast<int>(n)) == 1;
+  }
+  if (PQputCopyEnd(conn, sent ? nullptr : "celos: sending the rows failed") != 1) return error();
+  Result<void> out;
+  while (PGresult* raw = PQgetResult(conn)) {
+    ResultPtr r(raw);
+    if (out && PQresultStatus(r.get()) != PGRES_COMMAND_OK) out = error();
+  }
+  if (out && !sent) out = error();
+  return out;
+}
+
+void copy_field(std::string& out, const Param& value, char end) {
+  if (!value) {
+    out += "\\N";
+  } else {
+    for (char c : *value) {
+      switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '\t': out += "\\t"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        default: out += c;
+      }
+    }
+  }
+  out += end;
 }
 
 std::string array_literal(const std::vector<Param>& values) {

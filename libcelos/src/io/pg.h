@@ -42,6 +42,14 @@ using Param = std::optional<std::string>;
 // "host H port P database D" of a connection or a URI.
 std::string describe(PGconn* conn);
 
+// Runs `copy_sql` (a `COPY … FROM STDIN`, text format) and sends `data` (rows of
+// tab-separated fields, each ended by a newline; see copy_field).
+[[nodiscard]] Result<void> copy_in(PGconn* conn, const std::string& copy_sql,
+                                   std::string_view data);
+// Appends one field of COPY's text format (\N for NULL; backslash, tab, newline and carriage
+// return escaped), followed by `end` ('\t' between fields, '\n' after the last).
+void copy_field(std::string& out, const Param& value, char end);
+
 // A PostgreSQL array literal of text elements ({"a","b",NULL}).
 std::string array_literal(const std::vector<Param>& values);
 

@@ -2,9 +2,9 @@
 //
 // Slot times are timestamptz (readable with psql and pg_dump); they travel as ISO text and come
 // back as epoch milliseconds, so no time zone or float rounding is involved. A batch of slot
-// states is written with one INSERT … SELECT FROM unnest(arrays) … ON CONFLICT per 20,000 states,
-// all in one transaction: the first step of 1,000 workflows (168,000 states) is a handful of
-// round trips. Every write of a fenced database (a cluster node) first locks the lease row
+// states is written in one transaction with a few statements (io/postgres_slot_rows.cc: unnest
+// arrays, or COPY for a large batch): the first step of 1,000 workflows (168,000 states) is a
+// handful of round trips. Every write of a fenced database (a cluster node) first locks the lease row
 // FOR SHARE and checks its epoch in the same transaction, so a node that lost the lease cannot
 // write, and a takeover waits for a write in flight to commit.
 //
@@ -31,23 +31,14 @@
 namespace celos {
 namespace {
 
-constexpr std::size_t kRowsPerStatement = 20'000;
+constexpr std::size_t kRowsPerStatement = 20'000;  // history rows per INSERT
+constexpr std::size_t kPrefetchWorkflows = 1'000;  // workflows per prefetch query
 
 Result<Time> time_from_ms(const std::optional<std::string>& text) {
   if (!text) return fail("NULL time", ErrorCode::kCorrupt);
   return Time{std::chrono::milliseconds(std::stoll(*text))};
 }
 
-// {"<dataset>": ["<time>", …]}, as the file backend stores "consumed".
-std::string consumed_json(const SlotState& s) {
-  boost::json::object consumed;
-  for (const auto& [dataset, times] : s.consumed) {
-    boost::json::array list;
-    for (Time t : times) list.emplace_back(format_time(t));
-    consumed[dataset] = std::move(list);
-  }
-  return boost::json::serialize(consumed);
-}
 
 class PostgresStateDatabase final : public StateDatabase {
  public:
@@ -165,8 +156,14 @@ class PostgresStateDatabase final : public StateDatabase {
     if (!owner) return {};
     SlotCache::Missing missing = cache_.missing(owner, workflows, start);
     return with_conn([&](PGconn* c) -> Result<void> {
-      if (!missing.workflows.empty()) {
-        std::vector<pg::Param> ids(missing.workflows.begin(), missing.workflows.end());
+      // 1,000 workflows a query: one round trip for a typical leader, and a result of at most
+      // 168,000 rows in memory at once for 10,000.
+      for (std::size_t i = 0; i < missing.workflows.size(); i += kPrefetchWorkflows) {
+        const auto first = missing.workflows.begin() + static_cast<std::ptrdiff_t>(i);
+        const std::vector<std::string> some(
+            first, first + static_cast<std::ptrdiff_t>(
+                               std::min(kPrefetchWorkflows, missing.workflows.size() - i)));
+        std::vector<pg::Param> ids(some.begin(), some.end());
         auto r = pg::exec(c,
                           std::string(kSelectSlot) +
                               " WHERE workflow = ANY($1::text[]) AND slot_time >= $2",
@@ -174,7 +171,7 @@ class PostgresStateDatabase final : public StateDatabase {
         if (!r) return tl::unexpected(r.error());
         auto rows = rows_to_states(r->get());
         if (!rows) return tl::unexpected(rows.error());
-        cache_.fill_slots(owner, missing.generation, missing.workflows, start, std::move(*rows));
+        cache_.fill_slots(owner, missing.generation, some, start, std::move(*rows));
       }
       if (missing.markers) {
         auto markers = read_markers(c);
@@ -357,38 +354,6 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
-  static Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t n) {
-    std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed;
-    for (std::size_t i = 0; i < n; ++i) {
-      const SlotState& s = *states[i];
-      wf.emplace_back(s.id.workflow);
-      time.emplace_back(format_time(s.id.time));
-      status.emplace_back(std::string(to_string(s.status)));
-      ext.push_back(s.external_id);
-      retry.emplace_back(std::to_string(s.retry_count));
-      message.push_back(s.message);
-      retry_at.push_back(s.retry_at ? pg::Param(format_time(*s.retry_at)) : std::nullopt);
-      if (s.consumed.empty()) {
-        consumed.emplace_back(std::nullopt);
-      } else {
-        consumed.emplace_back(consumed_json(s));
-      }
-    }
-    auto r = pg::exec(
-        c,
-        "INSERT INTO celos_slots (workflow, slot_time, status, external_id, retry_count, "
-        "message, retry_at, consumed) SELECT * FROM unnest($1::text[], $2::timestamptz[], "
-        "$3::text[], $4::text[], $5::integer[], $6::text[], $7::timestamptz[], $8::jsonb[]) "
-        "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
-        "external_id = excluded.external_id, retry_count = excluded.retry_count, "
-        "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed",
-        {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(status),
-         pg::array_literal(ext), pg::array_literal(retry), pg::array_literal(message),
-         pg::array_literal(retry_at), pg::array_literal(consumed)});
-    if (!r) return tl::unexpected(r.error());
-    return {};
-  }
-
  private:
   static constexpr const char* kSelectSlot =
       "SELECT workflow, (extract(epoch FROM slot_time) * 1000)::bigint, status, external_id, "
@@ -500,15 +465,6 @@ class PostgresStateDatabase final : public StateDatabase {
 };
 
 }  // namespace
-
-Result<void> insert_slot_rows(PGconn* c, const std::vector<const SlotState*>& states) {
-  for (std::size_t i = 0; i < states.size(); i += kRowsPerStatement) {
-    const std::size_t n = std::min(kRowsPerStatement, states.size() - i);
-    auto done = PostgresStateDatabase::insert_chunk(c, states.data() + i, n);
-    if (!done) return done;
-  }
-  return {};
-}
 
 Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(
     const std::string& uri, const StateDatabaseOptions& options) {

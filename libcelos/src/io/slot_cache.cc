@@ -80,17 +80,22 @@ SlotCache::Missing SlotCache::missing(Owner owner, const std::vector<std::string
   const bool use = usable(owner);  // may empty the cache (a new generation)
   out.generation = generation_;
   if (!use) return out;
+  ++prefetches_;
   for (const std::string& id : workflows) {
     auto wf = workflows_.find(id);
     if (wf == workflows_.end() || start < wf->second.floor) {
       out.workflows.push_back(id);
       continue;
     }
+    wf->second.named = prefetches_;
     // The window moved on: slots before it are read from the database again, when at all.
     auto& slots = wf->second.slots;
     slots.erase(slots.begin(), slots.lower_bound(start));
     wf->second.floor = start;
   }
+  std::erase_if(workflows_, [this](const auto& entry) {
+    return prefetches_ - entry.second.named > kForgetAfter;
+  });
   out.markers = !markers_;
   out.paused = !paused_;
   return out;
@@ -105,6 +110,7 @@ void SlotCache::fill_slots(Owner owner, std::uint64_t generation,
     Workflow& wf = workflows_[id];
     wf.floor = start;
     wf.slots.clear();
+    wf.named = prefetches_;
   }
   for (SlotState& s : rows) {
     auto wf = workflows_.find(s.id.workflow);

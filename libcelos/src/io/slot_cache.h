@@ -49,7 +49,8 @@ class SlotCache {
 
   // What a prefetch must load for `workflows` read from `start` on: the workflows not loaded
   // from `start` yet, whether markers and pause flags are missing, and the generation to hand
-  // back to the fills. Workflows loaded from before `start` are trimmed to `start`.
+  // back to the fills. Workflows loaded from before `start` are trimmed to `start`; workflows no
+  // prefetch named for kForgetAfter prefetches (removed from the configuration) are dropped.
   struct Missing {
     std::vector<std::string> workflows;
     bool markers = false;
@@ -71,10 +72,13 @@ class SlotCache {
 
   std::size_t size();  // cached slot states (tests, logs)
 
+  static constexpr std::uint64_t kForgetAfter = 60;  // about an hour of steps
+
  private:
   struct Workflow {
     Time floor{};                       // every stored slot with time >= floor is in `slots`
     std::map<Time, SlotState> slots;
+    std::uint64_t named = 0;            // the last prefetch that named it
   };
   bool usable(Owner owner);  // under mutex_
   void clear_locked();
@@ -82,6 +86,7 @@ class SlotCache {
   std::mutex mutex_;
   Owner owner_;
   std::uint64_t generation_ = 0;
+  std::uint64_t prefetches_ = 0;
   std::map<std::string, Workflow, std::less<>> workflows_;
   std::optional<std::map<SlotId, Marker>> markers_;
   std::optional<std::set<std::string, std::less<>>> paused_;

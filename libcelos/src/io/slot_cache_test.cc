@@ -100,3 +100,16 @@ TEST_CASE("cached rerun markers expire as the database's do") {
         std::vector<Time>{kDay + hours(2), kDay + hours(4)});
   CHECK(cache.rerun_times(1, "w", kDay)->empty());
 }
+
+TEST_CASE("workflows no prefetch names any more are dropped from the slot cache") {
+  SlotCache cache;
+  load(cache, 1, {"kept", "removed"}, kDay, {at("kept", 1), at("removed", 1)});
+  for (std::uint64_t i = 0; i < SlotCache::kForgetAfter; ++i) {
+    CHECK(cache.missing(1, {"kept"}, kDay).workflows.empty());
+  }
+  CHECK(cache.size() == 2);  // not yet
+  cache.missing(1, {"kept"}, kDay);
+  CHECK(cache.size() == 1);
+  CHECK_FALSE(cache.slots(1, "removed", kDay, kDay + hours(24)));
+  CHECK(cache.slots(1, "kept", kDay, kDay + hours(24))->size() == 1);
+}

@@ -237,3 +237,31 @@ TEST_CASE("a PostgreSQL leader's prefetched state lasts only as long as its epoc
     CHECK((*leader)->get_slot(id).value()->status == SlotStatus::kSuccess);
   }
 }
+
+TEST_CASE("a PostgreSQL prefetch of more than a thousand workflows holds them all") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  const Time t = make_time(2015, 9, 15, 1);
+  std::vector<SlotState> states;
+  std::vector<std::string> ids;
+  for (int w = 0; w < 1001; ++w) {
+    ids.push_back("wf-" + std::to_string(w));
+    states.push_back(SlotState::of({ids.back(), t}, SlotStatus::kRunning, "job"));
+  }
+  auto writer = open_state_database(uri);
+  REQUIRE(writer);
+  REQUIRE((*writer)->put_slots(states));
+  auto reader = open_state_database(uri);  // unfenced: the only writer, as far as it knows
+  REQUIRE(reader);
+  REQUIRE((*reader)->prefetch(ids, make_time(2015, 9, 15)));
+  // Changed behind its back: what it answers now comes from memory, in both queries' halves.
+  REQUIRE((*writer)->put_slots({SlotState::of({"wf-0", t}, SlotStatus::kSuccess, "job"),
+                                SlotState::of({"wf-1000", t}, SlotStatus::kSuccess, "job")}));
+  CHECK((*reader)->get_slot({"wf-0", t}).value()->status == SlotStatus::kRunning);
+  CHECK((*reader)->get_slot({"wf-1000", t}).value()->status == SlotStatus::kRunning);
+  CHECK((*writer)->get_slot({"wf-1000", t}).value()->status == SlotStatus::kSuccess);
+}

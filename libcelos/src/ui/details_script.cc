@@ -28,8 +28,8 @@ constexpr std::string_view kScript = R"js(
     var row = range && rowOf(range.wf);
     if (!row) return;
     var start = $('range-start').value, end = $('range-end').value;
-    Array.prototype.forEach.call(row.querySelectorAll('td[data-t]'), function (c) {
-      var t = c.getAttribute('data-t');
+    Array.prototype.forEach.call(row.querySelectorAll('td[data-t], td[data-tile]'), function (c) {
+      var t = c.getAttribute('data-t') || c.getAttribute('data-tile');
       if (t >= start && t < end) c.classList.add('in-range');
     });
   }
@@ -59,6 +59,23 @@ constexpr std::string_view kScript = R"js(
       });
     }).catch(function (err) { details.textContent = 'Could not load ' + id + ': ' + err; });
   }
+  var zoomMs = Number(grid.getAttribute('data-zoom')) * 60000;
+  function iso(ms) { return new Date(ms).toISOString(); }
+  // A tile of several slots (zoomed out): its slots become the range; Ctrl-click widens it.
+  grid.addEventListener('click', function (e) {
+    if (e.shiftKey || e.altKey) return;
+    var td = e.target.closest('td[data-tile]');
+    if (!td) return;
+    e.preventDefault();
+    var wf = td.parentNode.getAttribute('data-wf'), start = new Date(td.getAttribute('data-tile')).getTime();
+    // Not past the page's time: the grid shows the slots up to it, the range the same ones.
+    var end = Math.min(start + zoomMs, new Date(grid.getAttribute('data-time')).getTime() + 1000);
+    if ((e.ctrlKey || e.metaKey) && range && range.wf === wf) {
+      start = Math.min(start, new Date($('range-start').value).getTime());
+      end = Math.max(end, new Date($('range-end').value).getTime());
+    }
+    setRange(wf, iso(start), iso(end));
+  });
   grid.addEventListener('click', function (e) {
     if (e.shiftKey || e.altKey) return;
     var td = e.target.closest('td[data-t]');

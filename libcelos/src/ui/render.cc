@@ -269,15 +269,17 @@ void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
     if (tile.count == 0) tile.first = &slot;
     ++tile.count;
   }
-  for (const TileAcc& tile : tiles) {
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    const TileAcc& tile = tiles[i];
     if (tile.count == 0) {
       out += "<td></td>";
     } else if (tile.count == 1) {
       render_single(out, *tile.first, page.hue_url);
-    } else {
+    } else {  // data-tile: a click selects the tile's slots as a rerun range
       fmt::format_to(std::back_inserter(out),
-                     "<td class=\"slot multi {}\" title=\"{} slots, worst {}\">{}</td>",
-                     state_class(tile.worst), tile.count, ui_status_name(tile.worst), tile.count);
+                     "<td class=\"slot multi {}\" data-tile=\"{}\" title=\"{} slots, worst {}\">{}</td>",
+                     state_class(tile.worst), format_time(page.grid.starts[i]), tile.count,
+                     ui_status_name(tile.worst), tile.count);
     }
   }
 }

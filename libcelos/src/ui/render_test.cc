@@ -74,10 +74,11 @@ TEST_CASE("several slots in a tile show their count coloured by the worst state"
   for (int h = 0; h < 24; ++h) slots.push_back(slot(make_time(2015, 9, 14, h), SlotStatus::kSuccess));
   page.workflows.push_back(UiWorkflow{"wf", false, slots, {}});
   const std::string html = render_ui_page(page);
-  CHECK(html.find("<td class=\"slot multi killed\" title=\"12 slots, worst KILLED\">12</td>") !=
-        std::string::npos);
-  CHECK(html.find("<td class=\"slot multi success\" title=\"24 slots, worst SUCCESS\">24</td>") !=
-        std::string::npos);
+  // data-tile: the tile's start, for selecting its slots as a rerun range.
+  CHECK(html.find("<td class=\"slot multi killed\" data-tile=\"2015-09-15T00:00:00.000Z\" "
+                  "title=\"12 slots, worst KILLED\">12</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"slot multi success\" data-tile=\"2015-09-14T00:00:00.000Z\" "
+                  "title=\"24 slots, worst SUCCESS\">24</td>") != std::string::npos);
 }
 
 TEST_CASE("the header has a day row with the day of month on midnight tiles and HHmm labels") {
