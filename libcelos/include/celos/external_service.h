@@ -98,6 +98,10 @@ class ExternalService {
   // Likewise for start_many (Slurm's `scontrol release`); the others' starts overlap per
   // workflow.
   virtual bool batches_start() const { return false; }
+  // The most jobs one status_many call should get (0: any number). The step splits an
+  // endpoint's RUNNING jobs into batches of this size and asks them concurrently (Oozie's job
+  // list answers 50 ids a page: 10,000 jobs one page after another would take 200 round trips).
+  virtual std::size_t status_batch_limit() const { return 0; }
 };
 
 using ExternalServicePtr = std::shared_ptr<ExternalService>;

@@ -43,7 +43,12 @@ class InstrumentedService final : public ExternalService {
   }
   std::string describe() const override { return inner_->describe(); }
   std::string_view kind() const override { return kind_; }
+  // Everything the step groups and gates by must be the inner service's: an instrumented
+  // service that answered "" for its endpoint would put every Oozie server in one group.
+  std::string endpoint() const override { return inner_->endpoint(); }
   bool batches_status() const override { return inner_->batches_status(); }
+  bool batches_start() const override { return inner_->batches_start(); }
+  std::size_t status_batch_limit() const override { return inner_->status_batch_limit(); }
 
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
     return batch("status", [&] { return inner_->status_many(jobs); });

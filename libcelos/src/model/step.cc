@@ -331,10 +331,8 @@ class Step {
         });
       }
     }
-    for (auto& entry : groups) {
-      JobGroup& group = entry.second;  // not a structured binding: clang 14 cannot capture one
-      tasks.push_back([this, &group] { ask_status(group); });
-    }
+    std::vector<JobGroup> batches = split_batches(std::move(groups));
+    for (JobGroup& group : batches) tasks.push_back([this, &group] { ask_status(group); });
     env_.executor.run_all(std::move(tasks));
     for (WorkflowRun& run : runs_) {
       if (run.active) isolated(run, [&] { advance_slots(run); });

@@ -65,4 +65,28 @@ inline std::string group_key(const ExternalService& service, const Workflow& wf,
   return "workflow|" + wf.id;
 }
 
+// The groups cut into batches of at most the service's status_batch_limit() jobs, so that
+// the batches of one endpoint are asked concurrently.
+inline std::vector<JobGroup> split_batches(std::map<std::string, JobGroup> groups) {
+  std::vector<JobGroup> out;
+  for (auto& entry : groups) {
+    JobGroup& group = entry.second;
+    const std::size_t limit = group.service->status_batch_limit();
+    if (limit == 0 || group.jobs.size() <= limit) {
+      out.push_back(std::move(group));
+      continue;
+    }
+    for (std::size_t from = 0; from < group.jobs.size(); from += limit) {
+      const std::size_t to = std::min(group.jobs.size(), from + limit);
+      JobGroup batch;
+      batch.service = group.service;
+      batch.jobs.assign(group.jobs.begin() + std::ptrdiff_t(from), group.jobs.begin() + std::ptrdiff_t(to));
+      batch.targets.assign(group.targets.begin() + std::ptrdiff_t(from),
+                           group.targets.begin() + std::ptrdiff_t(to));
+      out.push_back(std::move(batch));
+    }
+  }
+  return out;
+}
+
 }  // namespace celos::detail

@@ -124,3 +124,37 @@ TEST_CASE("the step's summary counts its external calls") {
   CHECK_FALSE(report.slowest_call.empty());
   CHECK(report.slot_counts[SlotStatus::kRunning] == 2);
 }
+
+namespace {
+// Answers status in batches (as Oozie's job list) of at most two jobs, and records each batch.
+class PagedStatusService final : public FakeExternalService {
+ public:
+  bool batches_status() const override { return true; }
+  std::size_t status_batch_limit() const override { return 2; }
+  std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
+    {
+      std::lock_guard lock(batches_mutex);
+      batch_sizes.push_back(jobs.size());
+    }
+    return FakeExternalService::status_many(jobs);
+  }
+  std::mutex batches_mutex;
+  std::vector<std::size_t> batch_sizes;
+};
+}  // namespace
+
+TEST_CASE("the RUNNING jobs of one endpoint are asked in batches of the service's limit") {
+  World w;
+  auto paged = std::make_shared<PagedStatusService>();
+  w.service = paged;
+  for (const char* id : {"a", "b", "c", "d", "e"}) w.add(id);
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);  // READY
+  w.scheduler.step(now);  // RUNNING: job-1 .. job-5
+  paged->batch_sizes.clear();
+  for (int i = 1; i <= 5; ++i) paged->set_status("job-" + std::to_string(i), ExternalStatus::kSuccess);
+  w.scheduler.step(now);
+  std::sort(paged->batch_sizes.begin(), paged->batch_sizes.end());
+  CHECK(paged->batch_sizes == std::vector<std::size_t>{1, 2, 2});
+  for (const char* id : {"a", "b", "c", "d", "e"}) CHECK(w.status(id, kStart) == SlotStatus::kSuccess);
+}

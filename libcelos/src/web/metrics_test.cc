@@ -117,3 +117,26 @@ TEST_CASE("HTTP answers are counted by status code") {
 }
 
 }  // namespace
+
+namespace {
+class BatchingService final : public FakeExternalService {
+ public:
+  bool batches_status() const override { return true; }
+  bool batches_start() const override { return true; }
+  std::size_t status_batch_limit() const override { return 50; }
+};
+}  // namespace
+
+TEST_CASE("The service decorator keeps the endpoint and batching of the service it measures") {
+  Metrics metrics;
+  auto fake = std::make_shared<BatchingService>();
+  fake->set_endpoint("oozie http://a:11000/oozie");
+  auto service = instrument_service(fake, metrics);
+  CHECK(service->endpoint() == "oozie http://a:11000/oozie");
+  CHECK(service->batches_status());
+  CHECK(service->batches_start());
+  CHECK(service->status_batch_limit() == 50);
+  auto plain = instrument_service(std::make_shared<FakeExternalService>(), metrics);
+  CHECK_FALSE(plain->batches_start());
+  CHECK(plain->status_batch_limit() == 0);
+}
