@@ -127,7 +127,7 @@ int import_db(const celos::ServerOptions& opts) {
   std::cout << "imported " << opts.import_db_dir << " into "
             << celos::describe_postgres_uri(opts.state_db) << ": " << report->slots
             << " slots, " << report->reruns << " rerun markers, " << report->paused
-            << " pause flags\n";
+            << " pause flags, " << report->history << " history entries\n";
   return 0;
 }
 

@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -24,6 +26,8 @@ struct FileContents {
   std::map<SlotId, Time> reruns;  // slot -> when the rerun was asked
   std::vector<std::string> paused;
   std::map<SlotId, Time> announced;  // (dataset, instance) -> when it was announced
+  std::optional<std::string> maintenance;     // the record, when one was set
+  std::vector<SlotHistoryEntry> history;      // per file in append order
 };
 
 Result<std::string> read_all(const fs::path& path) {
@@ -76,6 +80,57 @@ Result<Time> rerun_time(const fs::path& path, const std::string& text) {
                                         st.st_mtim.tv_nsec / 1'000'000)};
 }
 
+// <dir>/history/<workflow>/<day>.jsonl, each file's lines in append order. A line that does
+// not parse is a line torn by a crash (the file backend's readers skip it too): skipped, logged.
+Result<void> read_history(const fs::path& dir, std::vector<SlotHistoryEntry>& out) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  for (const auto& wf : fs::directory_iterator(dir)) {
+    if (!wf.is_directory() || hidden(wf.path())) continue;
+    const std::string workflow = wf.path().filename().string();
+    std::vector<fs::path> days;
+    for (const auto& f : fs::directory_iterator(wf.path())) {
+      if (f.path().extension() == ".jsonl" && !hidden(f.path())) days.push_back(f.path());
+    }
+    std::sort(days.begin(), days.end());
+    for (const fs::path& day : days) {
+      auto text = read_all(day);
+      if (!text) return tl::unexpected(text.error());
+      std::size_t line_number = 0, start = 0;
+      while (start < text->size()) {
+        std::size_t end = text->find('\n', start);
+        if (end == std::string::npos) end = text->size();
+        const std::string_view line(text->data() + start, end - start);
+        ++line_number;
+        start = end + 1;
+        if (line.empty()) continue;
+        auto entry = history_entry_from_json(workflow, line);
+        if (!entry) {
+          spdlog::warn("import: history file {}: skipping line {}: {}", day.string(), line_number,
+                       entry.error().message);
+          continue;
+        }
+        out.push_back(std::move(*entry));
+      }
+    }
+  }
+  return {};
+}
+
+Result<std::optional<std::string>> read_maintenance(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::optional<std::string>{};
+  auto text = read_all(path);
+  if (!text) return tl::unexpected(text.error());
+  auto parsed = maintenance_from_json(*text);
+  if (!parsed) {
+    return fail(fmt::format("corrupt maintenance file {}: {}", path.string(),
+                            parsed.error().message),
+                ErrorCode::kCorrupt);
+  }
+  return std::optional<std::string>(maintenance_to_json(*parsed));
+}
+
 Result<FileContents> read_directory(const fs::path& dir, Time now) {
   FileContents contents;
   auto slots = slot_files(dir / "state");
@@ -123,12 +178,21 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
       if (!hidden(f.path())) contents.paused.push_back(f.path().filename().string());
     }
   }
+  auto maintenance = read_maintenance(dir / "maintenance");
+  if (!maintenance) return tl::unexpected(maintenance.error());
+  contents.maintenance = std::move(*maintenance);
+  if (auto history = read_history(dir / "history", contents.history); !history) {
+    return tl::unexpected(history.error());
+  }
   return contents;
 }
 
 Result<void> empty_or_forced(PGconn* c, bool force) {
-  if (force) return pg::exec_script(c, "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
-                                       "DELETE FROM celos_paused; DELETE FROM celos_announced;");
+  if (force) {
+    return pg::exec_script(c, "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
+                              "DELETE FROM celos_paused; DELETE FROM celos_announced; "
+                              "DELETE FROM celos_history; DELETE FROM celos_maintenance;");
+  }
   auto r = pg::exec(c,
                     "SELECT (SELECT count(*) FROM celos_slots) + (SELECT count(*) FROM "
                     "celos_reruns) + (SELECT count(*) FROM celos_paused)");
@@ -138,6 +202,26 @@ Result<void> empty_or_forced(PGconn* c, bool force) {
                             "(--force empties it first)",
                             pg::describe(c)),
                 ErrorCode::kInvalid);
+  }
+  return {};
+}
+
+// In append order (the table's id keeps it), 20,000 entries a statement.
+Result<void> write_history(PGconn* c, const std::vector<SlotHistoryEntry>& history) {
+  constexpr std::size_t kRows = 20000;
+  for (std::size_t i = 0; i < history.size(); i += kRows) {
+    std::vector<pg::Param> wf, time, entry;
+    for (std::size_t j = i; j < std::min(history.size(), i + kRows); ++j) {
+      wf.emplace_back(history[j].to.id.workflow);
+      time.emplace_back(format_time(history[j].to.id.time));
+      entry.emplace_back(history_entry_to_json(history[j]));
+    }
+    auto r = pg::exec(c,
+                      "INSERT INTO celos_history (workflow, slot_time, entry) SELECT w, s, e FROM "
+                      "unnest($1::text[], $2::timestamptz[], $3::text[]) WITH ORDINALITY AS "
+                      "t(w, s, e, n) ORDER BY n",
+                      {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(entry)});
+    if (!r) return tl::unexpected(r.error());
   }
   return {};
 }
@@ -174,7 +258,12 @@ Result<void> write_contents(PGconn* c, const FileContents& contents, bool force)
   r = pg::exec(c, "INSERT INTO celos_paused (workflow) SELECT * FROM unnest($1::text[])",
                {pg::array_literal(paused)});
   if (!r) return tl::unexpected(r.error());
-  return {};
+  if (contents.maintenance) {
+    r = pg::exec(c, "INSERT INTO celos_maintenance (id, record) VALUES (1, $1)",
+                 {*contents.maintenance});
+    if (!r) return tl::unexpected(r.error());
+  }
+  return write_history(c, contents.history);
 }
 
 }  // namespace
@@ -199,7 +288,8 @@ Result<ImportReport> import_file_database(const std::string& dir, const std::str
     return tl::unexpected(ok.error());
   }
   if (auto ok = pg::exec(conn->get(), "COMMIT"); !ok) return tl::unexpected(ok.error());
-  return ImportReport{contents->slots.size(), contents->reruns.size(), contents->paused.size()};
+  return ImportReport{contents->slots.size(), contents->reruns.size(), contents->paused.size(),
+                      contents->history.size()};
 }
 
 }  // namespace celos

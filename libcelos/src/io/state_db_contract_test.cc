@@ -1,5 +1,7 @@
 // The StateDatabase contract (testing/state_db_contract.cc) against every backend: the file
 // database on disk and in memory, and PostgreSQL in a private cluster started for this binary.
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "celos/state_db.h"
@@ -194,6 +196,50 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
     CHECK(broken.error().message.find("state/broken/2015-09-15/02:00:00.000Z") != std::string::npos);
     CHECK((*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() == 2);
   }
+}
+
+TEST_CASE("the import copies the slot history in append order and the maintenance mode") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  testing::TempDir dir;
+  auto file = make_file_state_database(make_local_file_system(), dir.path());
+  const SlotId slot{"wordcount", make_time(2015, 9, 15, 1)};
+  const SlotHistoryEntry ready{make_time(2015, 9, 15, 1, 5), std::nullopt,
+                               SlotState::of(slot, SlotStatus::kReady), "step"};
+  const SlotHistoryEntry running{make_time(2015, 9, 15, 1, 6), SlotStatus::kReady,
+                                 SlotState::of(slot, SlotStatus::kRunning, "job-1"),
+                                 "api:ops@10.0.0.1"};
+  REQUIRE(file->append_history({ready}));
+  REQUIRE(file->append_history({running}));
+  // A line torn by a crash is skipped, as the file backend's readers skip it.
+  {
+    std::ofstream torn(dir / "history/wordcount/2015-09-15.jsonl", std::ios::app);
+    torn << "{\"at\":\"2015-09-15T01:0";
+  }
+  Maintenance drain;
+  drain.mode = MaintenanceMode::kDrain;
+  drain.reason = "upgrade";
+  drain.since = make_time(2015, 9, 15, 2);
+  REQUIRE(file->set_maintenance(drain));
+  file.reset();
+  const Time now = make_time(2015, 9, 16);
+  auto report = import_file_database(dir.path(), uri, false, now);
+  REQUIRE(report);
+  CHECK(report->history == 2);
+  auto db = open_state_database(uri);
+  REQUIRE(db);
+  auto history = (*db)->slot_history(slot);
+  REQUIRE(history);
+  CHECK(*history == std::vector<SlotHistoryEntry>{ready, running});
+  auto mode = (*db)->maintenance();
+  REQUIRE(mode);
+  CHECK(mode->mode == MaintenanceMode::kDrain);
+  CHECK(mode->reason == "upgrade");
+  CHECK(mode->since == make_time(2015, 9, 15, 2));
 }
 
 TEST_CASE("a PostgreSQL leader's prefetched state lasts only as long as its epoch") {
