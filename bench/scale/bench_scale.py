@@ -168,8 +168,7 @@ class Bench:
         report["first_step_s"] = self.step()[0]
         submits, statuses, requests = [], [], []
         for _ in range(a.runs):
-            took, body = self.step()
-            submits.append(took)
+            submits.append(self.step()[0])
             self.oozie.control("/_control/reset")
             statuses.append(self.step()[0])
             requests.append(self.oozie.control("/_control/stats", "GET")["requests"])

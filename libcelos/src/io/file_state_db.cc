@@ -54,27 +54,19 @@ class FileStateDatabase final : public StateDatabase {
   Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
                                            Time end) override {
     std::vector<SlotState> out;
-    auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
-    if (!days) return tl::unexpected(days.error());
-    const std::string id(workflow);
-    for (const FileStatus& day : *days) {
-      auto slots = day_slots(id, day);
-      if (!slots) return tl::unexpected(slots.error());
-      (*slots)->unpack(id, start, end, out);
-    }
+    auto read = for_each_day(workflow, start, end, [&](const std::string& id, const PackedDay& day) {
+      day.unpack(id, start, end, out);
+    });
+    if (!read) return tl::unexpected(read.error());
     return out;
   }
 
   Result<Window> get_window(std::string_view workflow, Time start, Time end) override {
     Window window;
-    auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
-    if (!days) return tl::unexpected(days.error());
-    const std::string id(workflow);
-    for (const FileStatus& day : *days) {
-      auto slots = day_slots(id, day);
-      if (!slots) return tl::unexpected(slots.error());
-      (*slots)->unpack_window(id, start, end, window.open, window.closed);
-    }
+    auto read = for_each_day(workflow, start, end, [&](const std::string& id, const PackedDay& day) {
+      day.unpack_window(id, start, end, window.open, window.closed);
+    });
+    if (!read) return tl::unexpected(read.error());
     return window;
   }
 
@@ -331,6 +323,21 @@ class FileStateDatabase final : public StateDatabase {
       cached->second = CachedDay{status->mtime_ns, false,
                                  std::make_shared<const PackedDay>(std::move(merged))};
     }
+  }
+
+  // Calls `f(workflow, day)` for each (cached or read) day directory that may hold times in
+  // [start, end), oldest first.
+  template <class F>
+  Result<void> for_each_day(std::string_view workflow, Time start, Time end, F&& f) {
+    auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
+    if (!days) return tl::unexpected(days.error());
+    const std::string id(workflow);
+    for (const FileStatus& day : *days) {
+      auto slots = day_slots(id, day);
+      if (!slots) return tl::unexpected(slots.error());
+      f(id, **slots);
+    }
+    return {};
   }
 
   // The slots stored in one day directory, from the cache when the directory is unchanged.

@@ -206,26 +206,6 @@ Result<void> empty_or_forced(PGconn* c, bool force) {
   return {};
 }
 
-// In append order (the table's id keeps it), 20,000 entries a statement.
-Result<void> write_history(PGconn* c, const std::vector<SlotHistoryEntry>& history) {
-  constexpr std::size_t kRows = 20000;
-  for (std::size_t i = 0; i < history.size(); i += kRows) {
-    std::vector<pg::Param> wf, time, entry;
-    for (std::size_t j = i; j < std::min(history.size(), i + kRows); ++j) {
-      wf.emplace_back(history[j].to.id.workflow);
-      time.emplace_back(format_time(history[j].to.id.time));
-      entry.emplace_back(history_entry_to_json(history[j]));
-    }
-    auto r = pg::exec(c,
-                      "INSERT INTO celos_history (workflow, slot_time, entry) SELECT w, s, e FROM "
-                      "unnest($1::text[], $2::timestamptz[], $3::text[]) WITH ORDINALITY AS "
-                      "t(w, s, e, n) ORDER BY n",
-                      {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(entry)});
-    if (!r) return tl::unexpected(r.error());
-  }
-  return {};
-}
-
 Result<void> write_contents(PGconn* c, const FileContents& contents, bool force) {
   if (auto ok = empty_or_forced(c, force); !ok) return ok;
   std::vector<const SlotState*> slots;
@@ -263,7 +243,7 @@ Result<void> write_contents(PGconn* c, const FileContents& contents, bool force)
                  {*contents.maintenance});
     if (!r) return tl::unexpected(r.error());
   }
-  return write_history(c, contents.history);
+  return insert_history_rows(c, contents.history);
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ inline constexpr int kPostgresSchemaVersion = 4;
 // transaction).
 [[nodiscard]] Result<void> insert_slot_rows(PGconn* conn, const std::vector<const SlotState*>& states);
 
+// Appends slot history entries in their order (the table's id keeps it), a few multi-row
+// statements on `conn` (in the caller's transaction).
+[[nodiscard]] Result<void> insert_history_rows(PGconn* conn,
+                                               const std::vector<SlotHistoryEntry>& entries);
+
 // The PostgreSQL backend behind open_state_database().
 [[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(
     const std::string& uri, const StateDatabaseOptions& options);

@@ -1,6 +1,7 @@
 // Writing slot states to PostgreSQL (celos_slots), for the state database and --import-db: a
 // small batch as multi-row INSERT … SELECT FROM unnest(arrays) … ON CONFLICT statements, a large
-// one (a first step: 168,000 states) through COPY into a temporary table and one upsert from it.
+// one (a first step: 168,000 states) through COPY into a temporary table and one upsert from it;
+// and slot history entries.
 #include <algorithm>
 
 #include <boost/json.hpp>
@@ -114,6 +115,24 @@ Result<void> insert_slot_rows(PGconn* c, const std::vector<const SlotState*>& st
     const std::size_t n = std::min(kRowsPerStatement, states.size() - i);
     auto done = insert_chunk(c, states.data() + i, n);
     if (!done) return done;
+  }
+  return {};
+}
+
+Result<void> insert_history_rows(PGconn* c, const std::vector<SlotHistoryEntry>& entries) {
+  for (std::size_t i = 0; i < entries.size(); i += kRowsPerStatement) {
+    std::vector<pg::Param> wf, time, entry;
+    for (std::size_t j = i; j < std::min(entries.size(), i + kRowsPerStatement); ++j) {
+      wf.emplace_back(entries[j].to.id.workflow);
+      time.emplace_back(format_time(entries[j].to.id.time));
+      entry.emplace_back(history_entry_to_json(entries[j]));
+    }
+    auto r = pg::exec(c,
+                      "INSERT INTO celos_history (workflow, slot_time, entry) SELECT w, s, e FROM "
+                      "unnest($1::text[], $2::timestamptz[], $3::text[]) WITH ORDINALITY AS "
+                      "t(w, s, e, n) ORDER BY n",
+                      {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(entry)});
+    if (!r) return tl::unexpected(r.error());
   }
   return {};
 }

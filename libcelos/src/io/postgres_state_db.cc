@@ -31,7 +31,6 @@
 namespace celos {
 namespace {
 
-constexpr std::size_t kRowsPerStatement = 20'000;  // history rows per INSERT
 constexpr std::size_t kPrefetchWorkflows = 1'000;  // workflows per prefetch query
 
 Result<Time> time_from_ms(const std::optional<std::string>& text) {
@@ -263,23 +262,7 @@ class PostgresStateDatabase final : public StateDatabase {
 
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
     if (entries.empty()) return {};
-    return write([&](PGconn* c) -> Result<void> {
-      for (std::size_t i = 0; i < entries.size(); i += kRowsPerStatement) {
-        std::vector<pg::Param> wf, time, entry;
-        for (std::size_t j = i; j < std::min(entries.size(), i + kRowsPerStatement); ++j) {
-          wf.emplace_back(entries[j].to.id.workflow);
-          time.emplace_back(format_time(entries[j].to.id.time));
-          entry.emplace_back(history_entry_to_json(entries[j]));
-        }
-        auto r = pg::exec(c,
-                          "INSERT INTO celos_history (workflow, slot_time, entry) SELECT * FROM "
-                          "unnest($1::text[], $2::timestamptz[], $3::text[])",
-                          {pg::array_literal(wf), pg::array_literal(time),
-                           pg::array_literal(entry)});
-        if (!r) return tl::unexpected(r.error());
-      }
-      return {};
-    });
+    return write([&](PGconn* c) { return insert_history_rows(c, entries); });
   }
 
   Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) override {
