@@ -181,3 +181,65 @@ TEST_CASE("a write keeps its day cached with the written states: the next read r
   REQUIRE(slots);
   CHECK(slots->at(0).status == SlotStatus::kFailure);
 }
+
+namespace {
+std::vector<SlotState> hourly(const std::string& workflow, Time day, SlotStatus status) {
+  std::vector<SlotState> out;
+  for (int h = 0; h < 24; ++h) out.push_back(SlotState::of({workflow, day + hours(h)}, status, ""));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("days of the step's window that had no directory take the step's writes: no re-read") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  const Time start = make_time(2015, 9, 14), end = make_time(2015, 9, 16);
+  auto window = db->get_window("wf", start, end);  // nothing stored yet
+  REQUIRE(window);
+  CHECK(window->open.empty());
+
+  auto first = hourly("wf", make_time(2015, 9, 14), SlotStatus::kReady);
+  auto second = hourly("wf", make_time(2015, 9, 15), SlotStatus::kWaiting);
+  std::vector<SlotState> all = first;
+  all.insert(all.end(), second.begin(), second.end());
+  REQUIRE(db->put_slots(all));
+  window = db->get_window("wf", start, end);
+  REQUIRE(window);
+  CHECK(window->open == all);
+  CHECK(mem.reads == 0);  // the first step's files are not read back
+}
+
+TEST_CASE("a new day directory that someone else also wrote into is read again") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  const Time day = make_time(2015, 9, 15);
+  REQUIRE(db->get_window("wf", day, day + hours(24)));
+  // Between the step's read and its write, another writer creates the day with a slot of its own.
+  const auto other = SlotState::of({"wf", day + hours(23)}, SlotStatus::kFailure, "x");
+  REQUIRE(fs->write_files({{"/db/state/wf/2015-09-15/23:00:00.000Z", slot_state_to_json(other) + "\n"}}));
+  auto ours = hourly("wf", day, SlotStatus::kReady);
+  ours.pop_back();
+  REQUIRE(db->put_slots(ours));
+  auto window = db->get_window("wf", day, day + hours(24));
+  REQUIRE(window);
+  REQUIRE(window->open.size() == 23);
+  REQUIRE(window->closed.size() == 1);
+  CHECK(window->closed[0] == std::pair{other.id.time, SlotStatus::kFailure});
+}
+
+TEST_CASE("cached days older than the step's window are dropped") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  const Time day = make_time(2015, 9, 15);
+  REQUIRE(db->put_slots(hourly("wf", day, SlotStatus::kSuccess)));
+  REQUIRE(db->get_window("wf", day, day + hours(24)));
+  REQUIRE(mem.reads == 24);
+  REQUIRE(db->get_window("wf", day, day + hours(24)));
+  CHECK(mem.reads == 24);  // cached
+  REQUIRE(db->get_window("wf", day + hours(24), day + hours(48)));  // the window moved on
+  REQUIRE(db->get_slots("wf", day, day + hours(24))->size() == 24);
+  CHECK(mem.reads == 48);  // the old day was dropped from the cache and read again
+}
