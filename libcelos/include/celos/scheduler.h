@@ -51,6 +51,9 @@ struct StepReport {
   // The maintenance mode the step ran in (SPEC §13): under drain nothing is submitted, under
   // pause the step does nothing.
   MaintenanceMode maintenance = MaintenanceMode::kOff;
+  // Where the step's time went, phase by phase in order ("load+submit", "record", "start",
+  // "advance", "follow", "restart", "write"), for the summary log line.
+  std::vector<std::pair<std::string, std::chrono::milliseconds>> phases;
 };
 
 // One stored change of a slot's state, as listeners see it after the write is durable.

@@ -122,12 +122,17 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   report.maintenance = mode;
   report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
+  std::string phases;
+  for (const auto& [name, took] : report.phases) {
+    phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", name, took.count());
+  }
   spdlog::info(
       "step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors; {} "
-      "external calls ({} failed{}), {} data checks",
+      "external calls ({} failed{}), {} data checks; ms by phase: {}",
       format_time(now), report.duration.count(), report.workflows, report.changed,
       report.submitted, report.errors.size(), report.external_calls, report.external_call_errors,
-      report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks);
+      report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks,
+      phases.empty() ? "none" : phases);
   for (SchedulerListener* l : listeners_) l->on_step(report);
   if (held_much(report)) release_free_memory();
   return report;

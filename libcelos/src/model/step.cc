@@ -1,6 +1,7 @@
 #include "model/step.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include <fmt/format.h>
@@ -45,18 +46,32 @@ class Step {
       runs_.push_back(WorkflowRun{});
       runs_.back().wf = &workflow;
     }
-    prefetch();
-    run_tasks([this](WorkflowRun& run) { isolated(run, [&] { load_and_submit(run); }); });
-    record_running();
-    start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.running; });
-    advance();
-    mark_followed();
-    start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.restart; });
-    write_changes();
+    timed("prefetch", [&] { prefetch(); });
+    timed("load+submit", [&] {
+      run_tasks([this](WorkflowRun& run) { isolated(run, [&] { load_and_submit(run); }); });
+    });
+    timed("record", [&] { record_running(); });
+    timed("start", [&] {
+      start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.running; });
+    });
+    timed("advance", [&] { advance(); });
+    timed("follow", [&] { mark_followed(); });
+    timed("restart", [&] {
+      start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.restart; });
+    });
+    timed("write", [&] { write_changes(); });
     finish_report();
   }
 
  private:
+  template <class Phase>
+  void timed(const char* name, Phase&& phase) {
+    const auto started = std::chrono::steady_clock::now();
+    phase();
+    report_.phases.emplace_back(name, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - started));
+  }
+
   template <class Body>
   void run_tasks(Body body) {
     std::vector<std::function<void()>> tasks;

@@ -123,6 +123,10 @@ TEST_CASE("the step's summary counts its external calls") {
   CHECK(report.external_call_errors == 0);
   CHECK_FALSE(report.slowest_call.empty());
   CHECK(report.slot_counts[SlotStatus::kRunning] == 2);
+  std::vector<std::string> phases;
+  for (const auto& phase : report.phases) phases.push_back(phase.first);
+  CHECK(phases == std::vector<std::string>{"prefetch", "load+submit", "record", "start", "advance",
+                                           "follow", "restart", "write"});
 }
 
 namespace {
