@@ -13,6 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -25,6 +28,9 @@ namespace stdfs = std::filesystem;
 
 // Below this many files a batch syncs each file; above, one syncfs() is cheaper.
 constexpr std::size_t kSyncfsThreshold = 16;
+// From this many files a batch is written by up to kWriteThreads threads.
+constexpr std::size_t kParallelThreshold = 256;
+constexpr std::size_t kWriteThreads = 4;
 
 std::string errno_text(int err) { return std::strerror(err); }
 
@@ -47,6 +53,34 @@ Result<void> sync_path(const std::string& path, bool whole_file_system = false) 
   const int err = errno;
   ::close(fd);
   if (rc != 0) return io_error("cannot sync", path, err);
+  return {};
+}
+
+// Runs `work(i)` for every i in [0, n) and returns the first error; a big batch on a few
+// threads: writing thousands of small files is bound by the kernel's work per file (path
+// lookups, inode creation and eviction), which runs in parallel in different directories.
+// After an error the other threads stop at their next file.
+template <class Work>
+Result<void> for_each_index(std::size_t n, Work&& work) {
+  const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
+  const std::size_t width = n < kParallelThreshold ? 1 : std::min(kWriteThreads, cores);
+  std::vector<Result<void>> results(width);
+  std::atomic<bool> failed{false};
+  auto part = [&](std::size_t t) {
+    for (std::size_t i = t; i < n && !failed.load(std::memory_order_relaxed); i += width) {
+      if (auto done = work(i); !done) {
+        results[t] = std::move(done);
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < width; ++t) threads.emplace_back(part, t);
+  part(0);
+  for (std::thread& thread : threads) thread.join();
+  for (Result<void>& r : results) {
+    if (!r) return r;
+  }
   return {};
 }
 
@@ -92,54 +126,50 @@ class LocalFileSystem final : public FileSystem {
     return data;
   }
 
-  Result<void> write_files(const std::vector<FileWrite>& files) override {
-    if (files.empty()) return {};
+  Result<void> write_files(const std::vector<FileWrite>& all) override {
+    if (all.empty()) return {};
+    // A path written twice in one batch gets its last data, as if written in order.
+    const std::vector<FileWrite> files = merge_by_path(all, /*append=*/false);
     // Small batches: fsync each file and each directory. Big batches: one syncfs() before the
     // renames (contents durable) and one after (directory entries durable); syncing thousands of
     // directories one by one costs milliseconds each.
     const bool batch = files.size() >= kSyncfsThreshold;
-    std::vector<std::string> temps;
-    temps.reserve(files.size());
     std::set<std::string> directories;
-    auto cleanup = [&](std::size_t from) {
-      for (std::size_t i = from; i < temps.size(); ++i) ::unlink(temps[i].c_str());
-    };
-    for (const FileWrite& f : files) {
-      const std::string dir = parent_of(f.path);
-      if (directories.insert(dir).second) {
-        if (auto made = create_dirs(dir, /*sync=*/!batch); !made) {
-          cleanup(0);
-          return made;
-        }
+    if (auto made = create_parents(files, batch, directories); !made) return made;
+    std::vector<std::string> temps(files.size());
+    auto cleanup = [&] {
+      for (const std::string& temp : temps) {
+        if (!temp.empty()) ::unlink(temp.c_str());
       }
+    };
+    auto created = for_each_index(files.size(), [&](std::size_t i) -> Result<void> {
+      const FileWrite& f = files[i];
+      const std::string dir = parent_of(f.path);
       std::string temp = fmt::format("{}/.{}.tmp-{}-{}", dir, f.path.substr(dir.size() + 1),
                                      ::getpid(), counter_.fetch_add(1));
       const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        cleanup(0);
-        return io_error("cannot create", temp, errno);
-      }
-      temps.push_back(temp);
-      auto written = write_all(fd, f.data, temp);
-      if (written && !batch && ::fsync(fd) != 0) written = io_error("cannot sync", temp, errno);
+      if (fd < 0) return io_error("cannot create", temp, errno);
+      temps[i] = std::move(temp);
+      auto written = write_all(fd, f.data, temps[i]);
+      if (written && !batch && ::fsync(fd) != 0) written = io_error("cannot sync", temps[i], errno);
       ::close(fd);
-      if (!written) {
-        cleanup(0);
-        return written;
-      }
+      return written;
+    });
+    if (created && batch) created = sync_path(temps.front(), /*whole_file_system=*/true);
+    if (!created) {
+      cleanup();
+      return created;
     }
-    if (batch) {
-      if (auto synced = sync_path(temps.front(), /*whole_file_system=*/true); !synced) {
-        cleanup(0);
-        return synced;
-      }
-    }
-    for (std::size_t i = 0; i < files.size(); ++i) {
+    auto renamed = for_each_index(files.size(), [&](std::size_t i) -> Result<void> {
       if (::rename(temps[i].c_str(), files[i].path.c_str()) != 0) {
-        const int err = errno;
-        cleanup(i);
-        return io_error("cannot rename into place", files[i].path, err);
+        return io_error("cannot rename into place", files[i].path, errno);
       }
+      temps[i].clear();
+      return {};
+    });
+    if (!renamed) {
+      cleanup();  // the temporary files not renamed yet
+      return renamed;
     }
     if (batch) return sync_path(files.front().path, /*whole_file_system=*/true);
     for (const std::string& dir : directories) {
@@ -148,15 +178,15 @@ class LocalFileSystem final : public FileSystem {
     return {};
   }
 
-  Result<void> append_files(const std::vector<FileWrite>& files) override {
-    if (files.empty()) return {};
+  Result<void> append_files(const std::vector<FileWrite>& all) override {
+    if (all.empty()) return {};
+    // One write per file with its appends in order: threads never share a file.
+    const std::vector<FileWrite> files = merge_by_path(all, /*append=*/true);
     const bool batch = files.size() >= kSyncfsThreshold;
     std::set<std::string> directories;
-    for (const FileWrite& f : files) {
-      const std::string dir = parent_of(f.path);
-      if (directories.insert(dir).second) {
-        if (auto made = create_dirs(dir, /*sync=*/!batch); !made) return made;
-      }
+    if (auto made = create_parents(files, batch, directories); !made) return made;
+    auto appended = for_each_index(files.size(), [&](std::size_t i) -> Result<void> {
+      const FileWrite& f = files[i];
       struct stat st;
       const bool is_new = ::stat(f.path.c_str(), &st) != 0;
       const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -164,11 +194,10 @@ class LocalFileSystem final : public FileSystem {
       auto written = write_all(fd, f.data, f.path);
       if (written && !batch && ::fdatasync(fd) != 0) written = io_error("cannot sync", f.path, errno);
       ::close(fd);
-      if (!written) return written;
-      if (is_new && !batch) {
-        if (auto synced = sync_path(dir); !synced) return synced;
-      }
-    }
+      if (written && is_new && !batch) written = sync_path(parent_of(f.path));
+      return written;
+    });
+    if (!appended) return appended;
     if (batch) return sync_path(files.front().path, /*whole_file_system=*/true);
     return {};
   }
@@ -223,6 +252,39 @@ class LocalFileSystem final : public FileSystem {
   }
 
  private:
+  // One write per path, in order of first appearance: the concatenated data (append) or the
+  // last data (replace).
+  static std::vector<FileWrite> merge_by_path(const std::vector<FileWrite>& files, bool append) {
+    std::vector<FileWrite> out;
+    out.reserve(files.size());
+    std::unordered_map<std::string_view, std::size_t> index;
+    index.reserve(files.size());
+    for (const FileWrite& f : files) {
+      auto [it, added] = index.try_emplace(f.path, out.size());
+      if (added) {
+        out.push_back(f);
+      } else if (append) {
+        out[it->second].data += f.data;
+      } else {
+        out[it->second].data = f.data;
+      }
+    }
+    return out;
+  }
+
+  // The parent directories of `files`, created where missing (on this thread: two threads
+  // creating the same parent would race); `directories` receives them.
+  static Result<void> create_parents(const std::vector<FileWrite>& files, bool batch,
+                                     std::set<std::string>& directories) {
+    for (const FileWrite& f : files) {
+      std::string dir = parent_of(f.path);
+      if (directories.count(dir)) continue;
+      if (auto made = create_dirs(dir, /*sync=*/!batch); !made) return made;
+      directories.insert(std::move(dir));
+    }
+    return {};
+  }
+
   static Result<void> create_dirs(const std::string& path, bool sync) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return {};

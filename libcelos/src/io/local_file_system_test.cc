@@ -4,6 +4,10 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
+
+#include <fmt/format.h>
+
 #include "celos/file_system.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
@@ -68,6 +72,65 @@ TEST_CASE("a big batch of local writes leaves whole files and no temporary files
   REQUIRE(entries);
   CHECK(entries->size() == 100);
   for (const auto& e : *entries) CHECK(e.name[0] != '.');
+}
+
+namespace {
+// The names under `root` (recursively) that are temporary files of a write.
+std::vector<std::string> temporary_files(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    if (e.path().filename().string()[0] == '.') out.push_back(e.path().string());
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a batch big enough for several threads replaces every file, the last write of a path winning") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  std::vector<FileWrite> batch;
+  for (int i = 0; i < 1000; ++i) {
+    batch.push_back({dir / fmt::format("w{}/{}", i % 100, i), fmt::format("old {}", i)});
+  }
+  REQUIRE(fs->write_files(batch));
+  for (FileWrite& w : batch) w.data = "new" + w.data.substr(3);
+  batch.push_back({dir / "w7/7", "newest 7"});
+  REQUIRE(fs->write_files(batch));
+  for (int i = 0; i < 1000; ++i) {
+    CHECK(fs->read(dir / fmt::format("w{}/{}", i % 100, i)).value() ==
+          (i == 7 ? std::string("newest 7") : fmt::format("new {}", i)));
+  }
+  CHECK(temporary_files(dir.path()).empty());
+}
+
+TEST_CASE("a big batch with one path that cannot be written is an error naming it, no temporary file left") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  REQUIRE(fs->write(dir / "w3/blocked/inside", "x"));  // w3/blocked is a directory
+  std::vector<FileWrite> batch;
+  for (int i = 0; i < 600; ++i) batch.push_back({dir / fmt::format("w{}/{}", i % 10, i), "v"});
+  batch.push_back({dir / "w3/blocked", "a file where a directory is"});
+  auto written = fs->write_files(batch);
+  REQUIRE_FALSE(written);
+  CHECK_THAT(written.error().message, Catch::Contains(dir / "w3/blocked"));
+  CHECK(temporary_files(dir.path()).empty());
+  CHECK(fs->read(dir / "w3/blocked/inside").value() == "x");
+}
+
+TEST_CASE("a big batch of appends keeps each file's appends in order") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  std::vector<FileWrite> batch;
+  for (int i = 0; i < 1240; ++i) {
+    batch.push_back({dir / fmt::format("h{}/log", i % 31), fmt::format("{}\n", i)});
+  }
+  REQUIRE(fs->append_files(batch));
+  REQUIRE(fs->append_files(batch));
+  for (int f = 0; f < 31; ++f) {
+    std::string expected;
+    for (int i = f; i < 1240; i += 31) expected += fmt::format("{}\n", i);
+    CHECK(fs->read(dir / fmt::format("h{}/log", f)).value() == expected + expected);
+  }
 }
 
 TEST_CASE("a local write that cannot happen is an error and leaves the old file") {
