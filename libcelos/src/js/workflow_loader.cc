@@ -11,11 +11,16 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -25,6 +30,10 @@
 
 namespace celos {
 namespace {
+
+// From this many files to evaluate, a load uses up to kLoadThreads threads.
+constexpr std::size_t kParallelFiles = 64;
+constexpr std::size_t kLoadThreads = 4;
 
 struct Stamp {
   bool exists = false;
@@ -93,6 +102,7 @@ class JsWorkflowSource : public WorkflowSource {
     // made a load of 10,000 files 100 million heap visits.
     std::size_t kept = 0;
     for (const auto& [other, file] : cache_) kept += heap_bytes(file);
+    std::vector<Pending> pending;  // to evaluate, in name order
     for (const std::string& name : names) {
       const Stamp stamp = stamp_of(workflows_dir_ + "/" + name);
       if (!stamp.exists) continue;  // removed since the listing
@@ -107,16 +117,16 @@ class JsWorkflowSource : public WorkflowSource {
         kept -= heap_bytes(cached->second);
         cached->second = CachedFile{};  // its heap no longer counts
       }
-      auto settings = budgeted_settings(started, kept);
-      if (!settings) {
-        LoadError error{name, 0, settings.error().message};
-        log_error(error);
-        over_budget_.push_back(std::move(error));  // not cached: tried again at the next load
-        continue;
+      pending.push_back({name, stamp, std::nullopt, std::nullopt});
+    }
+    evaluate_all(pending, started, kept);
+    for (Pending& p : pending) {
+      if (p.refused) {
+        log_error(*p.refused);
+        over_budget_.push_back(std::move(*p.refused));  // not cached: tried again next load
+      } else {
+        next.emplace(p.name, std::move(*p.file));
       }
-      CachedFile file = evaluate(name, stamp, *settings);
-      kept += heap_bytes(file);
-      next.emplace(name, std::move(file));
     }
     cache_ = std::move(next);
     if (!over_budget_.empty()) changed = true;
@@ -162,6 +172,57 @@ class JsWorkflowSource : public WorkflowSource {
       if (!(known->second == stamp)) return false;
     }
     return true;
+  }
+
+  struct Pending {
+    std::string name;
+    Stamp stamp;
+    std::optional<CachedFile> file;     // evaluated
+    std::optional<LoadError> refused;   // over a total budget
+  };
+
+  // Evaluates the pending files, on a few threads when there are many (each file has its own
+  // JavaScript heap; starting 10,000 files took seconds of one core, most of it building each
+  // heap's built-ins). Each evaluation in flight reserves its heap limit from the total memory
+  // budget, and a file starts beside others only when the whole per-file limit is left for it:
+  // when the budget gets tight, files are evaluated one at a time, as before.
+  void evaluate_all(std::vector<Pending>& pending, std::chrono::steady_clock::time_point started,
+                    std::size_t kept) {
+    std::mutex mutex;
+    std::condition_variable done;
+    std::size_t reserved = 0;
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i = next++; i < pending.size(); i = next++) {
+        Pending& p = pending[i];
+        std::unique_lock lock(mutex);
+        auto settings = budgeted_settings(started, kept + reserved);
+        // Alongside others only with the whole per-file limit; a tight budget goes one at a time.
+        while (reserved > 0 && (!settings || settings->max_heap_bytes < settings_.max_heap_bytes)) {
+          done.wait(lock);
+          settings = budgeted_settings(started, kept + reserved);
+        }
+        if (!settings) {
+          p.refused = LoadError{p.name, 0, settings.error().message};
+          continue;
+        }
+        reserved += settings->max_heap_bytes;
+        lock.unlock();
+        p.file = evaluate(p.name, p.stamp, *settings);
+        lock.lock();
+        reserved -= settings->max_heap_bytes;
+        kept += heap_bytes(*p.file);
+        done.notify_all();
+      }
+    };
+    const std::size_t width =
+        pending.size() < kParallelFiles
+            ? 1
+            : std::min<std::size_t>(kLoadThreads, std::max(1U, std::thread::hardware_concurrency()));
+    std::vector<std::thread> threads;
+    for (std::size_t t = 1; t < width; ++t) threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads) thread.join();
   }
 
   // The file's share of the totals (SPEC §15): the time left of this load's budget and the

@@ -419,5 +419,49 @@ TEST_CASE("loading all files is bounded in memory across the heaps that stay ali
   CHECK_THAT(error_in(*config, "b.js")->message, Catch::Contains("bytes"));
 }
 
+TEST_CASE("many files are evaluated on several threads with the same results as one at a time") {
+  TempDir dir;
+  for (int i = 0; i < 150; ++i) {
+    const std::string id = fmt::format("wf{:03}", i);
+    write_text_file(dir / (id + ".js"), i % 50 == 7 ? std::string("celos.defineWorkflow(;\n")
+                                                    : oozie_workflow(id, ""));
+  }
+  write_text_file(dir / "zz-duplicate.js", oozie_workflow("wf001", ""));
+  auto config = make_js_workflow_source(options_for(dir.path()))->load();
+  CHECK(config->workflows.size() == 147);
+  for (int i : {7, 57, 107}) {
+    const std::string file = fmt::format("wf{:03}.js", i);
+    REQUIRE(error_in(*config, file));
+    CHECK(config->find(fmt::format("wf{:03}", i)) == nullptr);
+  }
+  REQUIRE(error_in(*config, "zz-duplicate.js"));  // duplicates resolve in file name order
+  CHECK(config->find("wf001")->file == "wf001.js");
+}
+
+TEST_CASE("many files on several threads stay within the total memory of the kept heaps") {
+  TempDir dir;
+  const std::string prelude = "var big = 'x'; while (big.length < 1000000) big = big + big;\n";
+  for (int i = 0; i < 80; ++i) {
+    write_text_file(dir / fmt::format("f{:02}.js", i), oozie_workflow(fmt::format("f{:02}", i), prelude));
+  }
+  auto options = options_for(dir.path());
+  options.max_eval_time = std::chrono::milliseconds(5000);
+  options.http = std::make_shared<testing::FakeHttpClient>();  // so the service keeps the heap
+  options.max_heap_bytes = 8 * 1024 * 1024;
+  options.max_total_heap_bytes = 24 * 1024 * 1024;
+  auto config = make_js_workflow_source(options)->load();
+  // Each kept heap holds at least the 1 MiB string: fewer than 24 files fit, some do.
+  CHECK(config->workflows.size() >= 4);
+  CHECK(config->workflows.size() < 24);
+  // The others ran out of what the kept heaps left them, or were not evaluated at all.
+  CHECK_FALSE(config->errors.empty());
+  for (const LoadError& e : config->errors) {
+    INFO(e.file << ": " << e.message);
+    CHECK((e.message.find("bytes of memory") != std::string::npos ||
+           e.message.find("bytes allowed for all files together") != std::string::npos));
+  }
+  CHECK(config->workflows.size() + config->errors.size() == 80);
+}
+
 }  // namespace
 }  // namespace celos
