@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -129,7 +130,8 @@ class LocalFileSystem final : public FileSystem {
   Result<void> write_files(const std::vector<FileWrite>& all) override {
     if (all.empty()) return {};
     // A path written twice in one batch gets its last data, as if written in order.
-    const std::vector<FileWrite> files = merge_by_path(all, /*append=*/false);
+    const auto merged = merge_by_path(all, /*append=*/false);
+    const std::vector<FileWrite>& files = merged ? *merged : all;
     // Small batches: fsync each file and each directory. Big batches: one syncfs() before the
     // renames (contents durable) and one after (directory entries durable); syncing thousands of
     // directories one by one costs milliseconds each.
@@ -181,7 +183,8 @@ class LocalFileSystem final : public FileSystem {
   Result<void> append_files(const std::vector<FileWrite>& all) override {
     if (all.empty()) return {};
     // One write per file with its appends in order: threads never share a file.
-    const std::vector<FileWrite> files = merge_by_path(all, /*append=*/true);
+    const auto merged = merge_by_path(all, /*append=*/true);
+    const std::vector<FileWrite>& files = merged ? *merged : all;
     const bool batch = files.size() >= kSyncfsThreshold;
     std::set<std::string> directories;
     if (auto made = create_parents(files, batch, directories); !made) return made;
@@ -253,21 +256,19 @@ class LocalFileSystem final : public FileSystem {
 
  private:
   // One write per path, in order of first appearance: the concatenated data (append) or the
-  // last data (replace).
-  static std::vector<FileWrite> merge_by_path(const std::vector<FileWrite>& files, bool append) {
-    std::vector<FileWrite> out;
-    out.reserve(files.size());
+  // last data (replace). Nothing when no path repeats (the usual batch: no copy).
+  static std::optional<std::vector<FileWrite>> merge_by_path(const std::vector<FileWrite>& files,
+                                                             bool append) {
     std::unordered_map<std::string_view, std::size_t> index;
     index.reserve(files.size());
+    for (const FileWrite& f : files) index.try_emplace(f.path, index.size());
+    if (index.size() == files.size()) return std::nullopt;
+    std::vector<FileWrite> out(index.size());
     for (const FileWrite& f : files) {
-      auto [it, added] = index.try_emplace(f.path, out.size());
-      if (added) {
-        out.push_back(f);
-      } else if (append) {
-        out[it->second].data += f.data;
-      } else {
-        out[it->second].data = f.data;
-      }
+      FileWrite& merged = out[index.at(f.path)];
+      if (merged.path.empty()) merged.path = f.path;
+      if (append) merged.data += f.data;
+      else merged.data = f.data;
     }
     return out;
   }

@@ -400,6 +400,18 @@ TEST_CASE("loading all files is bounded in time: files past the total budget wai
   CHECK(error_in(*second, "a.js") != nullptr);
 }
 
+// Options under which every file's Oozie service keeps its heap alive (so kept heaps count
+// against the total), with the given per-file and total heap bounds.
+WorkflowLoaderOptions heap_keeping_options(const std::string& dir, std::size_t per_file,
+                                           std::size_t total) {
+  auto options = options_for(dir);
+  options.max_eval_time = std::chrono::milliseconds(5000);
+  options.http = std::make_shared<testing::FakeHttpClient>();
+  options.max_heap_bytes = per_file;
+  options.max_total_heap_bytes = total;
+  return options;
+}
+
 TEST_CASE("loading all files is bounded in memory across the heaps that stay alive") {
   TempDir dir;
   // A 2 MiB string kept alive by the properties function of each file (between 5 and 6 MiB at
@@ -408,11 +420,7 @@ TEST_CASE("loading all files is bounded in memory across the heaps that stay ali
       "var big = 'x'; while (big.length < 2000000) big = big + big;\n";
   write_text_file(dir / "a.js", oozie_workflow("a", prelude));
   write_text_file(dir / "b.js", oozie_workflow("b", prelude));
-  auto options = options_for(dir.path());
-  options.max_eval_time = std::chrono::milliseconds(5000);
-  options.http = std::make_shared<testing::FakeHttpClient>();  // so the service keeps the heap
-  options.max_heap_bytes = 16 * 1024 * 1024;
-  options.max_total_heap_bytes = 26 * 256 * 1024;
+  auto options = heap_keeping_options(dir.path(), 16 * 1024 * 1024, 26 * 256 * 1024);
   auto config = make_js_workflow_source(options)->load();
   CHECK(ids_of(*config) == std::set<std::string>{"a"});
   REQUIRE(error_in(*config, "b.js"));
@@ -444,11 +452,7 @@ TEST_CASE("many files on several threads stay within the total memory of the kep
   for (int i = 0; i < 80; ++i) {
     write_text_file(dir / fmt::format("f{:02}.js", i), oozie_workflow(fmt::format("f{:02}", i), prelude));
   }
-  auto options = options_for(dir.path());
-  options.max_eval_time = std::chrono::milliseconds(5000);
-  options.http = std::make_shared<testing::FakeHttpClient>();  // so the service keeps the heap
-  options.max_heap_bytes = 8 * 1024 * 1024;
-  options.max_total_heap_bytes = 24 * 1024 * 1024;
+  auto options = heap_keeping_options(dir.path(), 8 * 1024 * 1024, 24 * 1024 * 1024);
   auto config = make_js_workflow_source(options)->load();
   // Each kept heap holds at least the 1 MiB string: fewer than 24 files fit, some do.
   CHECK(config->workflows.size() >= 4);
