@@ -9,8 +9,8 @@ carried in the oozie-error-code / oozie-error-message headers.
     fake_oozie.py --port 0 [--state FILE] [--latency-ms N]
 
 --latency-ms delays every API answer by N ms, as a real Oozie's round trip; requests overlap
-as on a real server (one thread per connection), and the fake records how many were in
-flight at most.
+as on a real server (connections are served concurrently, fake_http.py), and the fake records
+how many were in flight at most.
 
 With --state, jobs are kept in FILE, so a restarted fake still knows them (like Oozie's
 database). Prints the bound port on the first line of stdout. Serves under any prefix (/oozie/v2/...).
@@ -34,7 +34,8 @@ import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import fake_http
 
 ENDED = {"SUCCEEDED", "KILLED", "FAILED"}
 KILLABLE = {"PREP", "RUNNING", "SUSPENDED"}
@@ -77,16 +78,9 @@ class OozieError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body are two writes: without TCP_NODELAY the body waits for the client's
-    # delayed ACK of the headers (40 ms on Linux), which a real server does not add.
-    disable_nagle_algorithm = True
+class Handler(fake_http.Handler):
     server_version = "Apache-Coyote/1.1"
     state = None
-
-    def log_message(self, fmt, *args):
-        pass
 
     def send(self, status, body=None, headers=()):
         data = b"" if body is None else json.dumps(body).encode()
@@ -99,32 +93,29 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self):
-        self.dispatch()
-
-    def do_POST(self):
-        self.dispatch()
-
-    def do_PUT(self):
-        self.dispatch()
-
-    def dispatch(self):
-        url = urllib.parse.urlsplit(self.path)
-        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        if url.path.startswith("/_control/"):
-            return self.control(url.path, query)
+    def delay(self):
+        """Counts an API request in flight and returns its latency (control requests: none)."""
+        self.url = urllib.parse.urlsplit(self.path)
+        self.query = {k: v[-1] for k, v in
+                      urllib.parse.parse_qs(self.url.query, keep_blank_values=True).items()}
+        self.counted = not self.url.path.startswith("/_control/")
+        if not self.counted:
+            return 0
         with self.state.lock:
             self.state.in_flight += 1
             self.state.served += 1
             self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
-            latency = self.state.latency_ms
-        try:
-            if latency:
-                time.sleep(latency / 1000.0)
-            self.serve(url, query, body)
-        finally:
+            return self.state.latency_ms / 1000.0
+
+    def respond(self):
+        if not self.counted:
+            return self.control(self.url.path, self.query)
+        if self.command not in ("GET", "POST", "PUT"):
+            return self.send(501, {"error": "unsupported method " + self.command})
+        self.serve(self.url, self.query, self.body)
+
+    def done(self):
+        if self.counted:
             with self.state.lock:
                 self.state.in_flight -= 1
 
@@ -314,14 +305,7 @@ def main():
     state = State(args.state)
     state.latency_ms = args.latency_ms
     handler = type("OozieHandler", (Handler,), {"state": state})
-    ThreadingHTTPServer.request_queue_size = 256  # many concurrent clients, as a real server
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), handler)
-    server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    fake_http.serve(handler, args.port, on_bound=lambda port: print(port, flush=True))
     return 0
 
 
