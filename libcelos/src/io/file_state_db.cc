@@ -17,6 +17,7 @@
 
 #include "celos/state_db.h"
 #include "io/packed_day.h"
+#include "io/rerun_markers.h"
 
 namespace celos {
 namespace json = boost::json;
@@ -40,6 +41,7 @@ class FileStateDatabase final : public StateDatabase {
                     std::shared_ptr<void> hold = nullptr)
       : fs_(std::move(fs)), root_(std::move(root)), hold_(std::move(hold)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+    markers_ = std::make_unique<RerunMarkers>(fs_, root_);
   }
 
   Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
@@ -96,47 +98,32 @@ class FileStateDatabase final : public StateDatabase {
     return written;
   }
 
-  Result<void> mark_rerun(const SlotId& id, Time now) override {
-    json::object o;
-    o["rerunTime"] = format_time(now);
-    return fs_->write(slot_path("rerun", id), json::serialize(o) + "\n");
-  }
+  Result<void> mark_rerun(const SlotId& id, Time now) override { return mark_reruns({id}, now); }
 
   Result<std::vector<Time>> rerun_times(std::string_view workflow, Time now) override {
     std::vector<Time> out;
-    const std::string dir = fmt::format("{}/rerun/{}", root_, workflow);
-    auto days = fs_->list(dir);
-    if (!days) {
-      if (days.error().code == ErrorCode::kNotFound) return out;
-      return tl::unexpected(days.error());
-    }
-    for (const FileStatus& day : *days) {
-      if (!day.is_directory) continue;
-      const std::string day_dir = dir + "/" + day.name;
-      auto files = fs_->list(day_dir);
-      if (!files) return tl::unexpected(files.error());
+    auto days = markers_->read(workflow);
+    if (!days) return tl::unexpected(days.error());
+    for (const RerunMarkers::Day& day : *days) {
+      const std::string day_dir = markers_->day_dir(workflow, day.name);
       bool all_expired = true;
-      for (const FileStatus& f : *files) {
-        if (f.name.empty() || f.name[0] == '.') continue;
-        const std::string path = day_dir + "/" + f.name;
-        auto slot_time = parse_time(day.name + "T" + f.name);
-        if (!slot_time) {
-          spdlog::warn("ignoring rerun marker with a bad name: {}", path);
-          continue;
-        }
-        auto marked = rerun_time(path, f);
-        if (!marked) return tl::unexpected(marked.error());
-        auto expired = marker_expired(SlotId{std::string(workflow), *slot_time}, *marked, now);
+      for (const RerunMarkers::Marker& m : day.markers) {
+        auto expired = marker_expired(SlotId{std::string(workflow), m.slot}, m.marked, now);
         if (!expired) return tl::unexpected(expired.error());
         if (*expired) {
+          const std::string path = day_dir + "/" + format_time_of_day(m.slot);
           if (auto removed = fs_->remove(path); !removed) return tl::unexpected(removed.error());
+          markers_->forget(std::string(workflow), day.name);
           spdlog::info("rerun marker expired and removed: {}", path);
           continue;
         }
         all_expired = false;
-        out.push_back(*slot_time);
+        out.push_back(m.slot);
       }
-      if (all_expired) (void)fs_->remove(day_dir);  // tidy: an empty day directory
+      if (all_expired) {  // tidy: an empty day directory
+        (void)fs_->remove(day_dir);
+        markers_->forget(std::string(workflow), day.name);
+      }
     }
     std::sort(out.begin(), out.end());
     return out;
@@ -220,7 +207,9 @@ class FileStateDatabase final : public StateDatabase {
     std::vector<FileWrite> writes;
     writes.reserve(ids.size());
     for (const SlotId& id : ids) writes.push_back({slot_path("rerun", id), data});
-    return fs_->write_files(writes);
+    auto written = fs_->write_files(writes);
+    if (written) markers_->wrote(ids, now);
+    return written;
   }
 
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
@@ -452,28 +441,10 @@ class FileStateDatabase final : public StateDatabase {
     return slot->has_value() && is_final((*slot)->status);
   }
 
-  // When a rerun marker was written: its rerunTime, or the file's mtime for markers without one.
-  Result<Time> rerun_time(const std::string& path, const FileStatus& f) {
-    auto text = fs_->read(path);
-    if (!text) return tl::unexpected(text.error());
-    boost::system::error_code ec;
-    json::value v = json::parse(*text, ec);
-    if (!ec && v.is_object()) {
-      if (const json::value* t = v.as_object().if_contains("rerunTime"); t && t->is_string()) {
-        auto parsed = parse_time(std::string_view(t->get_string()));
-        if (parsed) return *parsed;
-      }
-    }
-    if (f.mtime_ns > 0) {
-      return Time{std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::nanoseconds(f.mtime_ns))};
-    }
-    return fail(fmt::format("corrupt rerun marker {}: no rerunTime", path), ErrorCode::kCorrupt);
-  }
-
   std::shared_ptr<FileSystem> fs_;
   std::string root_;
   std::shared_ptr<void> hold_;
+  std::unique_ptr<RerunMarkers> markers_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, CachedDay>> cache_;
 };

@@ -243,3 +243,51 @@ TEST_CASE("cached days older than the step's window are dropped") {
   REQUIRE(db->get_slots("wf", day, day + hours(24))->size() == 24);
   CHECK(mem.reads == 48);  // the old day was dropped from the cache and read again
 }
+
+TEST_CASE("rerun markers are read once and then from the cache until their directory changes") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  const Time day = make_time(2015, 9, 15), asked = make_time(2015, 9, 20);
+  std::vector<SlotId> marked;
+  for (int h = 0; h < 5; ++h) marked.push_back({"wf", day + hours(h)});
+  REQUIRE(db->mark_reruns(marked, asked));
+  std::vector<Time> expected;
+  for (const SlotId& id : marked) expected.push_back(id.time);
+  CHECK(db->rerun_times("wf", asked).value() == expected);
+  CHECK(mem.reads == 5);  // a day not cached yet is read
+  CHECK(db->rerun_times("wf", asked).value() == expected);
+  CHECK(mem.reads == 5);  // unchanged: no marker read again
+
+  // Our own marker joins the cached day.
+  REQUIRE(db->mark_rerun({"wf", day + hours(7)}, asked));
+  expected.push_back(day + hours(7));
+  CHECK(db->rerun_times("wf", asked).value() == expected);
+  CHECK(mem.reads == 5);
+
+  // A marker written behind the database's back is seen: its directory changed.
+  REQUIRE(fs->write_files({{"/db/rerun/wf/2015-09-15/06:00:00.000Z",
+                            "{\"rerunTime\":\"2015-09-20T00:00:00.000Z\"}\n"}}));
+  expected.insert(expected.end() - 1, day + hours(6));
+  CHECK(db->rerun_times("wf", asked).value() == expected);
+  CHECK(mem.reads == 5 + 7);
+
+  // A removed day directory is gone from the answer.
+  REQUIRE(fs->remove("/db/rerun/wf/2015-09-15"));
+  CHECK(db->rerun_times("wf", asked).value().empty());
+}
+
+TEST_CASE("an expired rerun marker read from the cache is removed and stays removed") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  const Time asked = make_time(2015, 10, 1);
+  REQUIRE(db->mark_reruns({{"wf", kT}, {"wf", kT + hours(1)}}, asked));
+  REQUIRE(db->put_slots({SlotState::of({"wf", kT}, SlotStatus::kSuccess, "j"),
+                         SlotState::of({"wf", kT + hours(1)}, SlotStatus::kRunning, "k")}));
+  CHECK(db->rerun_times("wf", asked).value().size() == 2);  // cached now
+  const Time later = asked + hours(24 * 15);
+  CHECK(db->rerun_times("wf", later).value() == std::vector<Time>{kT + hours(1)});
+  CHECK_FALSE(mem.exists("/db/rerun/wf/2015-09-15/01:00:00.000Z").value());
+  CHECK(db->rerun_times("wf", later).value() == std::vector<Time>{kT + hours(1)});
+}
