@@ -3,6 +3,7 @@
 
     bench/scale/bench_scale.py [--server build/dev/celos-server/celos-server] [-n 1000]
         [--latency-ms 20] [--io-concurrency 32] [--hdfs] [--late-hours 0] [--runs 3]
+        [--profile DIR]
 
 Generates N hourly workflow files (one workflow each, 168 slots in the 7-day window) running
 on the fake Oozie of test/hadoop (with --latency-ms on every answer), optionally with an
@@ -15,13 +16,17 @@ measures, through POST /scheduler?time=...:
   status step   only the status of the N RUNNING slots is asked (Oozie's job list): nothing
                 to submit, nothing changes; then every job succeeds and a step records it,
                 and the next run's submit step submits the next slot
+  per step      CPU seconds of celos-server and of each fake during each measured step (they
+                share the machine's cores, where a real Oozie runs on its own hosts), and the
+                step's phase timings from celos-server's summary log line
   RSS           of celos-server after the steps (VmRSS)
   reads         GET /workflow-list and /workflow-slots with wrk (when installed), 5 s each
 
 With --hdfs every workflow has an hdfsCheckTrigger whose path never appears, and only its
 --late-hours newest slots are in the window (startTime): the "check" step makes N x late-hours
 distinct checks (1 = the current hour's slot; 24 = a day of late data).
-Each measured step runs --runs times; the median and the worst are printed.
+Each measured step runs --runs times; the median and the worst are printed. With --profile DIR
+each measured step of celos-server is recorded by `perf record -g` into DIR/<step>-<run>.data.
 """
 
 import argparse
@@ -65,6 +70,13 @@ def http(method, url, timeout=600):
         return r.status, r.read().decode()
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of process pid and its threads so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -84,6 +96,7 @@ class Bench:
         self.hdfs = FakeServer("fake_webhdfs.py", "--root", self.hdfs_root, *lat) if args.hdfs else None
         self.port = free_port()
         self.server = None
+        self.cpu = {}
 
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
@@ -129,13 +142,51 @@ class Bench:
                 raise SystemExit("celos-server exited; see " + self.log.name)
             time.sleep(0.02)
 
-    def step(self, at=NOW):
+    def step(self, at=NOW, name=None):
+        """One step; with a name, the CPU seconds celos-server and the fakes spent in it are
+        kept in self.cpu[name] (2 cores are shared by all of them), and with --profile DIR
+        celos-server is recorded by `perf record -g` during the step."""
+        pids = {"celos": self.server.pid, "oozie": self.oozie.process.pid}
+        if self.hdfs:
+            pids["webhdfs"] = self.hdfs.process.pid
+        before = {k: cpu_s(p) for k, p in pids.items()}
+        perf = self.start_perf(name)
         started = time.monotonic()
         status, body = http("POST", self.url("/scheduler?time=" + urllib.parse.quote(at)))
         took = time.monotonic() - started
+        if perf:
+            perf.send_signal(2)
+            perf.wait()
         if status != 200:
             raise SystemExit("step failed: %s" % body)
+        if name:
+            spent = {k: round(cpu_s(p) - before[k], 2) for k, p in pids.items()}
+            spent["phases_ms"] = self.last_phases()
+            self.cpu.setdefault(name, []).append(spent)
         return took, json.loads(body)
+
+    def last_phases(self):
+        """The phase timings of the step's summary log line ("ms by phase: load+submit 812, ...")."""
+        found = ""
+        logs = os.path.join(self.dir, "logs")
+        for name in sorted(os.listdir(logs)):
+            with open(os.path.join(logs, name), "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+                for line in f.read().decode(errors="replace").splitlines():
+                    if "ms by phase: " in line:
+                        found = line.rsplit("ms by phase: ", 1)[1].strip()
+        return found
+
+    def start_perf(self, name):
+        if not (name and self.args.profile):
+            return None
+        os.makedirs(self.args.profile, exist_ok=True)
+        out = os.path.join(self.args.profile, "%s-%d.data" % (name, len(self.cpu.get(name, []))))
+        perf = subprocess.Popen(["perf", "record", "-g", "-F", "999", "-o", out, "-p",
+                                 str(self.server.pid)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(0.5)  # perf attaches
+        return perf
 
     def wrk(self, path):
         if not shutil.which("wrk"):
@@ -155,6 +206,7 @@ class Bench:
             self.run_checks(report)
         else:
             self.run_submits(report)
+        report["per_step"] = self.cpu
         report["rss_mib"] = rss_mib(self.server.pid)
         report["workflow_list"] = self.wrk("/workflow-list")
         report["workflow_slots"] = self.wrk("/workflow-slots?id=wf-00000")
@@ -168,9 +220,9 @@ class Bench:
         report["first_step_s"] = self.step()[0]
         submits, statuses, requests = [], [], []
         for _ in range(a.runs):
-            submits.append(self.step()[0])
+            submits.append(self.step(name="submit")[0])
             self.oozie.control("/_control/reset")
-            statuses.append(self.step()[0])
+            statuses.append(self.step(name="status")[0])
             requests.append(self.oozie.control("/_control/stats", "GET")["requests"])
             self.oozie.control("/_control/status?status=SUCCEEDED")
             self.step()
@@ -185,7 +237,7 @@ class Bench:
         checks, requests = [], []
         for _ in range(self.args.runs):
             self.hdfs.control("/_control/reset")
-            checks.append(self.step()[0])
+            checks.append(self.step(name="check")[0])
             requests.append(self.hdfs.control("/_control/stats", "GET")["requests"])
         report["check_steps_s"] = checks
         report["webhdfs_requests_per_check_step"] = requests
@@ -210,6 +262,8 @@ def main():
     p.add_argument("--late-hours", type=int, default=1,
                    help="with --hdfs: waiting slots per workflow (1 = the current hour)")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--profile", metavar="DIR",
+                   help="perf record -g celos-server during each measured step into DIR")
     args = p.parse_args()
     if not 1 <= args.late_hours <= 168:
         p.error("--late-hours must be 1-168")
