@@ -27,6 +27,12 @@ constexpr auto kFollowMargin = std::chrono::hours(48);
 // in task overhead.
 constexpr std::size_t kTriggerChunk = 16;
 
+// The submit/record/start pipeline cuts the workflows into at most kPipelineParts parts of at
+// least kPipelinePartMin: a part's records are one durable write (two syncfs), so parts stay
+// few; small steps are one part (submit all, record all, start all).
+constexpr std::size_t kPipelineParts = 8;
+constexpr std::size_t kPipelinePartMin = 128;
+
 void log_change(const SlotState& from, const SlotState& to) {
   spdlog::info("slot {}: {} -> {}{}", to_string(to.id), to_string(from.status),
                to_string(to.status),
@@ -47,18 +53,10 @@ class Step {
       runs_.back().wf = &workflow;
     }
     timed("prefetch", [&] { prefetch(); });
-    timed("load+submit", [&] {
-      run_tasks([this](WorkflowRun& run) { isolated(run, [&] { load_and_submit(run); }); });
-    });
-    timed("record", [&] { record_running(); });
-    timed("start", [&] {
-      start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.running; });
-    });
+    submit_record_start();
     timed("advance", [&] { advance(); });
-    timed("follow", [&] { mark_followed(); });
-    timed("restart", [&] {
-      start_jobs([](WorkflowRun& run) -> std::vector<SlotState>& { return run.restart; });
-    });
+    report_.phases.emplace_back("follow", follow_busy_);  // during advance
+    timed("restart", [&] { start_jobs(restart_of); });
     timed("write", [&] { write_changes(); });
     finish_report();
   }
@@ -72,12 +70,53 @@ class Step {
                                           std::chrono::steady_clock::now() - started));
   }
 
-  template <class Body>
-  void run_tasks(Body body) {
+  // Phases 1 and 2 as a pipeline over parts of the workflows: in round k the executor submits
+  // the picks of part k, writes the RUNNING records of part k-1 (one task) and starts the jobs
+  // of part k-2, so that the disk's work overlaps the calls. Per workflow the order of SPEC §10
+  // and §16 stays: submitted, then recorded durably, then started. Services that start many
+  // jobs in one call (Slurm: one `scontrol release` a step) start after every part is recorded.
+  // The phases load+submit, record and start report how long each stage was busy.
+  void submit_record_start() {
+    const std::size_t n = runs_.size();
+    const std::size_t parts = std::clamp<std::size_t>(n / kPipelinePartMin, 1, kPipelineParts);
+    auto first = [&](std::size_t k) { return k * n / parts; };
+    StageClock submitting, recording, starting;
+    for (std::size_t k = 0; k < parts + 2; ++k) {
+      std::vector<std::function<void()>> tasks;
+      std::map<std::string, JobGroup> groups;
+      std::vector<SlotChange> committed;
+      if (k < parts) {
+        for (std::size_t i = first(k); i < first(k + 1); ++i) {
+          tasks.push_back(submitting.timed([this, i] {
+            isolated(runs_[i], [&] { load_and_submit(runs_[i]); });
+          }));
+        }
+      }
+      if (k >= 1 && k <= parts) {
+        tasks.push_back(recording.timed([this, &committed, from = first(k - 1), to = first(k)] {
+          committed = record_running(from, to);
+        }));
+      }
+      if (k >= 2) add_start_tasks(first(k - 2), first(k - 1), running_of, false, groups, tasks, starting);
+      env_.executor.run_all(std::move(tasks));
+      for (StageClock* c : {&submitting, &recording, &starting}) c->end_round();
+      notify(committed);
+    }
+    std::map<std::string, JobGroup> groups;
     std::vector<std::function<void()>> tasks;
-    tasks.reserve(runs_.size());
-    for (WorkflowRun& run : runs_) tasks.push_back([&run, &body] { body(run); });
+    add_start_tasks(0, n, running_of, true, groups, tasks, starting);
     env_.executor.run_all(std::move(tasks));
+    starting.end_round();
+    report_.phases.emplace_back("load+submit", submitting.busy());
+    report_.phases.emplace_back("record", recording.busy());
+    report_.phases.emplace_back("start", starting.busy());
+  }
+
+  static std::vector<SlotState>& running_of(WorkflowRun& run) { return run.running; }
+  static std::vector<SlotState>& restart_of(WorkflowRun& run) { return run.restart; }
+
+  void notify(const std::vector<SlotChange>& committed) {
+    if (!committed.empty() && env_.committed) env_.committed(committed);
   }
 
   // One bulk read of what the per-workflow tasks will read, where the backend can (PostgreSQL's
@@ -123,7 +162,8 @@ class Step {
     auto paused = env_.db.is_paused(run.wf->id);
     if (!paused) return run.error(paused.error().message);
     if (*paused) return;
-    if (auto loaded = load_slots(run); !loaded) return run.error(loaded.error().message);
+    auto loaded = load_window(run, env_.db, now_, config_.schedule_context());
+    if (!loaded) return run.error(loaded.error().message);
     run.active = true;
     if (env_.drain) return;  // maintenance drain: READY slots wait
     const Workflow& wf = *run.wf;
@@ -150,84 +190,27 @@ class Step {
     }
   }
 
-  // The schedule's times in the sliding window plus the slots marked for rerun, with their
-  // stored states (WAITING where nothing is stored), oldest first. Final slots never move and
-  // the strategy only looks at READY and RUNNING ones: they are only counted, so that a step of
-  // 10,000 workflows neither holds nor copies 1.7 million slot states.
-  Result<void> load_slots(WorkflowRun& run) {
-    const Workflow& wf = *run.wf;
-    const Time window_start = std::max<Time>(now_ - kSlidingWindow, wf.start_time);
-    auto times = wf.schedule->times(window_start, now_, config_.schedule_context());
-    if (!times) return tl::unexpected(times.error());
-    auto window = env_.db.get_window(wf.id, window_start, now_);
-    if (!window) return tl::unexpected(window.error());
-    merge_window(run, *times, *window);
-    return add_marked_slots(run, *times);
-  }
-
-  // One walk over the sorted schedule times and stored states; stored states at times that are
-  // not the schedule's (it changed) are left out.
-  void merge_window(WorkflowRun& run, const std::vector<Time>& times, StateDatabase::Window& window) {
-    auto open = window.open.begin();
-    auto closed = window.closed.begin();
-    run.slots.reserve(times.size() - std::min(times.size(), window.closed.size()));
-    for (Time t : times) {
-      while (open != window.open.end() && open->id.time < t) ++open;
-      while (closed != window.closed.end() && closed->first < t) ++closed;
-      if (closed != window.closed.end() && closed->first == t) {
-        ++run.final_counts[closed->second];
-      } else if (open != window.open.end() && open->id.time == t) {
-        run.slots.push_back(std::move(*open));
-        run.stored.push_back(true);
-      } else {
-        run.slots.push_back(SlotState::waiting(SlotId{run.wf->id, t}));
-        run.stored.push_back(false);
-      }
-    }
-  }
-
-  // Adds the slots outside the schedule's window that a rerun marker keeps in view (not final).
-  Result<void> add_marked_slots(WorkflowRun& run, const std::vector<Time>& times) {
-    const Workflow& wf = *run.wf;
-    auto reruns = env_.db.rerun_times(wf.id, now_);
-    if (!reruns) return tl::unexpected(reruns.error());
-    for (Time t : *reruns) {
-      if (t < wf.start_time) continue;
-      run.marked.insert(t);
-      if (std::binary_search(times.begin(), times.end(), t)) continue;
-      auto state = env_.db.get_slot(SlotId{wf.id, t});
-      if (!state) return tl::unexpected(state.error());
-      SlotState s = state->value_or(SlotState::waiting(SlotId{wf.id, t}));
-      if (is_final(s.status)) {
-        ++run.final_counts[s.status];
-        continue;
-      }
-      auto at = std::lower_bound(run.slots.begin(), run.slots.end(), t,
-                                 [](const SlotState& x, Time y) { return x.id.time < y; });
-      run.stored.insert(run.stored.begin() + (at - run.slots.begin()), state->has_value());
-      run.slots.insert(at, std::move(s));
-    }
-    return {};
-  }
-
-  void record_running() {
+  // The RUNNING records of runs_[from, to), durably (one task of the pipeline at a time).
+  std::vector<SlotChange> record_running(std::size_t from, std::size_t to) {
     std::vector<WorkflowRun*> writers;
-    for (WorkflowRun& run : runs_) {
-      if (!run.running.empty()) writers.push_back(&run);
+    for (std::size_t i = from; i < to; ++i) {
+      if (!runs_[i].running.empty()) writers.push_back(&runs_[i]);
     }
-    write_isolated(writers, [](WorkflowRun& run) {
+    auto committed = write_isolated(writers, [](WorkflowRun& run) {
       std::vector<SlotChange> out;
       for (const SlotState& r : run.running) out.push_back({run.from(r.id.time), r, {}, "step"});
       return out;
     });
     for (WorkflowRun* run : writers) report_.submitted += static_cast<int>(run->running.size());
+    return committed;
   }
 
   // Writes the changes of `writers` as one group (one sync); when that fails, workflow by
   // workflow, so that one workflow's unwritable directory is an error of that workflow alone.
   // Writers whose changes could not be written lose them (and are told so in their errors).
+  // Returns the changes written, for the listeners (notified on the step's thread).
   template <class ChangesOf>
-  void write_isolated(std::vector<WorkflowRun*>& writers, ChangesOf changes_of) {
+  std::vector<SlotChange> write_isolated(std::vector<WorkflowRun*>& writers, ChangesOf changes_of) {
     std::vector<std::vector<SlotChange>> changes;
     std::vector<SlotState> all;
     for (WorkflowRun* run : writers) {
@@ -237,7 +220,7 @@ class Step {
         all.push_back(c.to);
       }
     }
-    if (all.empty()) return;
+    if (all.empty()) return {};
     std::vector<bool> ok(writers.size(), true);
     if (auto written = env_.db.put_slots(all); !written) {
       for (std::size_t i = 0; i < writers.size(); ++i) {
@@ -261,27 +244,44 @@ class Step {
         committed.push_back(std::move(c));
       }
     }
-    if (!committed.empty() && env_.committed) env_.committed(committed);
+    return committed;
   }
 
-  // Starts the jobs `list_of` names: one start_many per endpoint for services that batch
-  // starts (Slurm: one `scontrol release`), one per workflow for the others.
+  // Starts the jobs `list_of` names (restarts of jobs never started).
   template <class ListOf>
   void start_jobs(ListOf list_of) {
     std::map<std::string, JobGroup> groups;
-    for (WorkflowRun& run : runs_) {
+    std::vector<std::function<void()>> tasks;
+    StageClock clock;
+    add_start_tasks(0, runs_.size(), list_of, false, groups, tasks, clock);
+    add_start_tasks(0, runs_.size(), list_of, true, groups, tasks, clock);
+    env_.executor.run_all(std::move(tasks));
+  }
+
+  // The tasks that start the jobs `list_of` names in runs_[from, to) of the services that
+  // batch starts or not (`batching`): one start_many per endpoint for those that do (Slurm: one
+  // `scontrol release`), one per workflow for the others. `groups` outlives the tasks.
+  template <class ListOf>
+  void add_start_tasks(std::size_t from, std::size_t to, ListOf list_of, bool batching,
+                       std::map<std::string, JobGroup>& groups,
+                       std::vector<std::function<void()>>& tasks, StageClock& clock) {
+    std::vector<std::string> keys;
+    for (std::size_t r = from; r < to; ++r) {
+      WorkflowRun& run = runs_[r];
+      const ExternalService& service = *run.wf->service;
+      if (service.batches_start() != batching) continue;
       for (const SlotState& s : list_of(run)) {
-        const ExternalService& service = *run.wf->service;
-        JobGroup& g = groups[group_key(service, *run.wf, service.batches_start())];
+        std::string key = group_key(service, *run.wf, batching);
+        JobGroup& g = groups[key];
+        if (g.jobs.empty()) keys.push_back(std::move(key));
         g.service = run.wf->service.get();
         g.jobs.push_back({s.id, *s.external_id});
         g.targets.push_back({&run, 0});
       }
     }
-    std::vector<std::function<void()>> tasks;
-    for (auto& entry : groups) {
-      JobGroup& group = entry.second;  // not a structured binding: clang 14 cannot capture one
-      tasks.push_back([this, &group] {
+    for (const std::string& key : keys) {
+      JobGroup& group = groups.at(key);
+      tasks.push_back(clock.timed([this, &group] {
         auto started = call(*group.service, fmt::format("start of {} jobs", group.jobs.size()),
                             [&]() -> Result<std::map<std::string, Result<void>>> {
                               return group.service->start_many(group.jobs);
@@ -301,9 +301,8 @@ class Step {
                                                       job.external_id, r.error().message));
           }
         }
-      });
+      }));
     }
-    env_.executor.run_all(std::move(tasks));
   }
 
   // Phase 3: the status of every RUNNING slot and the trigger of every WAITING slot, asked
@@ -319,6 +318,7 @@ class Step {
       for (std::size_t i = 0; i < run.slots.size(); ++i) {
         const SlotState& s = run.slots[i];
         if (s.status == SlotStatus::kRunning && s.external_id) {
+          follow(run, s);
           const ExternalService& service = *run.wf->service;
           JobGroup& g = groups[group_key(service, *run.wf, service.batches_status())];
           g.service = run.wf->service.get();
@@ -348,6 +348,13 @@ class Step {
     }
     std::vector<JobGroup> batches = split_batches(std::move(groups));
     for (JobGroup& group : batches) tasks.push_back([this, &group] { ask_status(group); });
+    // The markers of the running slots near the window's end are written while the calls run.
+    tasks.push_back([this] {
+      const auto started = std::chrono::steady_clock::now();
+      mark_followed();
+      follow_busy_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started);
+    });
     env_.executor.run_all(std::move(tasks));
     for (WorkflowRun& run : runs_) {
       if (run.active) isolated(run, [&] { advance_slots(run); });
@@ -406,7 +413,6 @@ class Step {
     if (!slot.external_id) {  // cannot ask: a broken record
       return failed_attempt(wf, slot, "RUNNING without an external id", now_);
     }
-    follow(run, slot);
     if (!status) return std::nullopt;
     if (!*status) {
       run.error(fmt::format("status of slot {} ({}): {}", format_time(slot.id.time),
@@ -443,7 +449,8 @@ class Step {
   }
 
   // Keeps a long-running slot in view after it leaves the window (see kFollowMargin): the
-  // marker is written by mark_followed(), for all workflows at once.
+  // marker is written by mark_followed(), for all workflows at once, while advance() asks for
+  // the statuses (whatever they answer: a slot that ends now keeps a marker that expires).
   void follow(WorkflowRun& run, const SlotState& slot) {
     if (run.marked.count(slot.id.time)) return;
     if (slot.id.time >= now_ - kSlidingWindow + kFollowMargin) return;
@@ -452,6 +459,7 @@ class Step {
 
   // One durable group for the step's new markers (a step of 10,000 workflows whose oldest slot
   // runs writes 10,000 of them); if the group fails, each workflow's own, as write_isolated.
+  // Runs as a task beside advance()'s calls, which touch other members of the runs.
   void mark_followed() {
     std::vector<SlotId> all;
     for (WorkflowRun& run : runs_) all.insert(all.end(), run.follow.begin(), run.follow.end());
@@ -473,29 +481,14 @@ class Step {
     for (WorkflowRun& run : runs_) {
       if (!run.changes.empty()) writers.push_back(&run);
     }
-    write_isolated(writers, [](WorkflowRun& run) { return run.changes; });
+    notify(write_isolated(writers, [](WorkflowRun& run) { return run.changes; }));
   }
 
   void finish_report() {
     for (WorkflowRun& run : runs_) {
       if (run.active) ++report_.workflows;
       for (std::string& e : run.errors) report_.errors.push_back(std::move(e));
-      // The slots as loaded, with the step's own changes (later ones win) on top: only the
-      // changed times go through a map.
-      std::map<Time, SlotStatus> changed;
-      for (const SlotState& s : run.running) changed[s.id.time] = s.status;
-      for (const SlotChange& c : run.changes) changed[c.to.id.time] = c.to.status;
-      for (const SlotState& s : run.slots) {
-        auto it = changed.find(s.id.time);
-        if (it == changed.end()) {
-          ++report_.slot_counts[s.status];
-        } else {
-          ++report_.slot_counts[it->second];
-          changed.erase(it);
-        }
-      }
-      for (const auto& [_, status] : changed) ++report_.slot_counts[status];
-      for (const auto& [status, count] : run.final_counts) report_.slot_counts[status] += count;
+      count_slots(run, report_.slot_counts);
     }
     report_.external_calls = gate_.calls();
     report_.external_call_errors = gate_.failures();
@@ -511,6 +504,7 @@ class Step {
   DatasetStep datasets_;
   CallGate gate_;
   std::vector<WorkflowRun> runs_;
+  std::chrono::milliseconds follow_busy_{0};
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
@@ -58,6 +59,44 @@ class StepTriggerContext final : public TriggerContext {
 
 // Counts the step's external calls, their failures and the slowest one, and fails calls to an
 // endpoint at once after its first timeout or connection error in the step (SPEC §16).
+// How long one stage of the step's pipeline (step.cc) was busy: per round, from the start of
+// its first task to the end of its last, the rounds added up. Tasks run on the executor's
+// threads; rounds end on the step's thread between batches.
+class StageClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  template <class Task>
+  std::function<void()> timed(Task task) {
+    return [this, task = std::move(task)]() mutable {
+      const auto started = Clock::now();
+      task();
+      const auto ended = Clock::now();
+      std::lock_guard lock(mutex_);
+      if (!any_ || started < first_) first_ = started;
+      if (!any_ || ended > last_) last_ = ended;
+      any_ = true;
+    };
+  }
+
+  void end_round() {
+    std::lock_guard lock(mutex_);
+    if (any_) busy_ += last_ - first_;
+    any_ = false;
+  }
+
+  std::chrono::milliseconds busy() const {
+    std::lock_guard lock(mutex_);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(busy_);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  bool any_ = false;
+  Clock::time_point first_, last_;
+  Clock::duration busy_{0};
+};
+
 class CallGate {
  public:
   // Runs `call` (returning a Result) unless `endpoint` already failed in this step; records

@@ -52,6 +52,18 @@ struct WorkflowRun {
   }
 };
 
+// The schedule's times in the sliding window [max(now - 7 days, startTime), now) plus the slots
+// marked for rerun, with their stored states (WAITING where nothing is stored), into
+// run.slots, oldest first. Final slots never move and the strategy only looks at READY and
+// RUNNING ones: they are only counted (run.final_counts), so that a step of 10,000 workflows
+// neither holds nor copies 1.7 million slot states. (step_run.cc)
+Result<void> load_window(WorkflowRun& run, StateDatabase& db, Time now,
+                         const ScheduleContext& context);
+
+// Adds the run's slots by status to `counts`: as loaded, with the step's own changes (later
+// ones win) on top. (step_run.cc)
+void count_slots(const WorkflowRun& run, std::map<SlotStatus, int>& counts);
+
 // Jobs of one service endpoint (batching services) or of one workflow (the others), asked in
 // one task.
 struct JobGroup {

@@ -1,6 +1,10 @@
 // Stories of the step's external calls (SPEC §10, §16): refusals, unreachable services,
 // jobs recorded but never started, and running slots that leave the window.
+#include <atomic>
+#include <mutex>
+
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "model/scheduler_world.h"
 
@@ -161,4 +165,97 @@ TEST_CASE("the RUNNING jobs of one endpoint are asked in batches of the service'
   std::sort(paged->batch_sizes.begin(), paged->batch_sizes.end());
   CHECK(paged->batch_sizes == std::vector<std::size_t>{1, 2, 2});
   for (const char* id : {"a", "b", "c", "d", "e"}) CHECK(w.status(id, kStart) == SlotStatus::kSuccess);
+}
+
+namespace {
+// A FakeExternalService that starts its jobs in batches (as Slurm's one `scontrol release`).
+class BatchStartService final : public FakeExternalService {
+ public:
+  bool batches_start() const override { return true; }
+  std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override {
+    {
+      std::lock_guard lock(batches_mutex);
+      batch_sizes.push_back(jobs.size());
+    }
+    return FakeExternalService::start_many(jobs);
+  }
+  std::mutex batches_mutex;
+  std::vector<std::size_t> batch_sizes;
+};
+
+std::string wf_name(int i) { return fmt::format("wf-{:04}", i); }
+}  // namespace
+
+TEST_CASE("hundreds of workflows submit, record and start as a pipeline; each job starts after "
+          "its RUNNING record") {
+  World w;
+  auto pool = make_thread_pool_executor(8);
+  w.scheduler.set_executor(*pool);
+  constexpr int kWorkflows = 600;  // four parts of 150
+  for (int i = 0; i < kWorkflows; ++i) w.add(wf_name(i));
+  std::atomic<int> started_before_record{0};
+  w.service->on_start = [&](const SlotId& slot, const std::string& job) {
+    auto stored = w.db->get_slot(slot);
+    if (!stored || !stored->has_value() || (*stored)->status != SlotStatus::kRunning ||
+        (*stored)->external_id != job) {
+      ++started_before_record;
+    }
+  };
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);  // READY
+  auto report = w.scheduler.step(now);
+  CHECK(started_before_record == 0);
+  CHECK(report.submitted == kWorkflows);
+  CHECK(w.service->submitted.size() == kWorkflows);
+  CHECK(w.service->started.size() == kWorkflows);
+  CHECK(w.status(wf_name(0), kStart) == SlotStatus::kRunning);
+  CHECK(w.status(wf_name(599), kStart) == SlotStatus::kRunning);
+  // Overlap: the first part's jobs start before the last part is submitted.
+  const auto calls = w.service->calls();
+  std::size_t first_start = calls.size(), last_submit = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].starts_with("start ") && first_start == calls.size()) first_start = i;
+    if (calls[i].starts_with("submit ")) last_submit = i;
+  }
+  CHECK(first_start < last_submit);
+  std::vector<std::string> phases;
+  for (const auto& phase : report.phases) phases.push_back(phase.first);
+  CHECK(phases == std::vector<std::string>{"prefetch", "load+submit", "record", "start", "advance",
+                                           "follow", "restart", "write"});
+}
+
+TEST_CASE("a pipelined step records a failing workflow's part workflow by workflow and starts "
+          "the others") {
+  World w;
+  auto pool = make_thread_pool_executor(8);
+  w.scheduler.set_executor(*pool);
+  for (int i = 0; i < 600; ++i) w.add(wf_name(i));
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);  // READY
+  w.db_fs->fail_writes_under("/db/state/" + wf_name(200) + "/");
+  auto report = w.scheduler.step(now);
+  CHECK(report.errors.size() == 1);
+  CHECK(w.service->submitted.size() == 600);
+  CHECK(w.service->started.size() == 599);
+  CHECK(w.status(wf_name(200), kStart) == SlotStatus::kReady);
+  CHECK(w.status(wf_name(201), kStart) == SlotStatus::kRunning);
+}
+
+TEST_CASE("a service that starts in batches starts once after every part is recorded") {
+  World w;
+  auto batching = std::make_shared<BatchStartService>();
+  w.service = batching;
+  auto pool = make_thread_pool_executor(8);
+  w.scheduler.set_executor(*pool);
+  for (int i = 0; i < 300; ++i) w.add(wf_name(i));
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  CHECK(batching->batch_sizes == std::vector<std::size_t>{300});
+  const auto calls = batching->calls();
+  CHECK(calls.back().starts_with("start "));
+  std::size_t submits = 0;
+  for (const std::string& c : calls) submits += c.starts_with("submit ") ? 1 : 0;
+  CHECK(submits == 300);
+  CHECK(w.status(wf_name(299), kStart) == SlotStatus::kRunning);
 }
