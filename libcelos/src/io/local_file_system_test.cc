@@ -171,3 +171,16 @@ TEST_CASE("file_status of the local file system tells a directory's mtime, and a
   REQUIRE(!missing);
   CHECK(missing.error().code == ErrorCode::kNotFound);
 }
+
+TEST_CASE("a big batch whose parent directory is a file is an error naming the directory") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  REQUIRE(fs->write(dir / "wf-7", "a file where a directory should be"));
+  std::vector<FileWrite> batch;
+  for (int w = 0; w < 300; ++w) batch.push_back({dir / fmt::format("wf-{}/day/slot", w), "m"});
+  auto written = fs->write_files(batch);
+  REQUIRE_FALSE(written);
+  CHECK_THAT(written.error().message, Catch::Contains("cannot create directory"));
+  CHECK_THAT(written.error().message, Catch::Contains(dir / "wf-7"));
+  CHECK(fs->read(dir / "wf-7").value() == "a file where a directory should be");
+}
