@@ -79,7 +79,8 @@ Result<std::vector<RerunMarkers::Day>> RerunMarkers::read(std::string_view workf
   std::lock_guard lock(mutex_);
   if (auto cached = cache_.find(wf); cached != cache_.end()) {
     std::erase_if(cached->second, [&](const auto& entry) {
-      return std::none_of(out.begin(), out.end(), [&](const Day& d) { return d.name == entry.first; });
+      return std::none_of(out.begin(), out.end(),
+                          [&](const Day& d) { return d.name == entry.first; });
     });
   }
   return out;

@@ -97,7 +97,9 @@ class Step {
           committed = record_running(from, to);
         }));
       }
-      if (k >= 2) add_start_tasks(first(k - 2), first(k - 1), running_of, false, groups, tasks, starting);
+      if (k >= 2) {
+        add_start_tasks(first(k - 2), first(k - 1), running_of, false, groups, tasks, starting);
+      }
       env_.executor.run_all(std::move(tasks));
       for (StageClock* c : {&submitting, &recording, &starting}) c->end_round();
       notify(committed);
