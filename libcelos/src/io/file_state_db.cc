@@ -111,7 +111,7 @@ class FileStateDatabase final : public StateDatabase {
         auto expired = marker_expired(SlotId{std::string(workflow), m.slot}, m.marked, now);
         if (!expired) return tl::unexpected(expired.error());
         if (*expired) {
-          const std::string path = day_dir + "/" + format_time_of_day(m.slot);
+          const std::string path = day_dir + "/" + m.file;
           if (auto removed = fs_->remove(path); !removed) return tl::unexpected(removed.error());
           markers_->forget(std::string(workflow), day.name);
           spdlog::info("rerun marker expired and removed: {}", path);

@@ -291,3 +291,18 @@ TEST_CASE("an expired rerun marker read from the cache is removed and stays remo
   CHECK_FALSE(mem.exists("/db/rerun/wf/2015-09-15/01:00:00.000Z").value());
   CHECK(db->rerun_times("wf", later).value() == std::vector<Time>{kT + hours(1)});
 }
+
+TEST_CASE("an expired rerun marker whose file name is not in the canonical form is removed") {
+  CountingFileSystem mem;
+  auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
+  auto db = make_file_state_database(fs, "/db");
+  REQUIRE(fs->write_files({{"/db/rerun/wf/2015-09-15/01:00Z",
+                            "{\"rerunTime\":\"2015-10-01T00:00:00.000Z\"}\n"}}));
+  REQUIRE(db->mark_rerun({"wf", kT + hours(1)}, make_time(2015, 10, 1)));  // stays: RUNNING
+  REQUIRE(db->put_slots({SlotState::of({"wf", kT}, SlotStatus::kSuccess, "j"),
+                         SlotState::of({"wf", kT + hours(1)}, SlotStatus::kRunning, "k")}));
+  CHECK(db->rerun_times("wf", make_time(2015, 10, 2)).value() ==
+        std::vector<Time>{kT, kT + hours(1)});
+  CHECK(db->rerun_times("wf", make_time(2015, 10, 16)).value() == std::vector<Time>{kT + hours(1)});
+  CHECK_FALSE(mem.exists("/db/rerun/wf/2015-09-15/01:00Z").value());
+}

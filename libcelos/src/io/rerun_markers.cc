@@ -108,7 +108,7 @@ Result<std::vector<RerunMarkers::Marker>> RerunMarkers::read_day(const std::stri
       if (marked.error().code == ErrorCode::kNotFound) continue;  // removed meanwhile
       return tl::unexpected(marked.error());
     }
-    markers.push_back(Marker{*slot_time, *marked});
+    markers.push_back(Marker{*slot_time, *marked, f.name});
   }
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.slot < b.slot; });
@@ -137,7 +137,8 @@ Result<Time> RerunMarkers::marker_time(const std::string& path, const FileStatus
 void RerunMarkers::wrote(const std::vector<SlotId>& ids, Time marked) {
   std::map<std::pair<std::string, std::string>, std::vector<Marker>> by_day;
   for (const SlotId& id : ids) {
-    by_day[{id.workflow, format_day(id.time)}].push_back(Marker{id.time, marked});
+    by_day[{id.workflow, format_day(id.time)}].push_back(
+        Marker{id.time, marked, format_time_of_day(id.time)});
   }
   for (const auto& [key, markers] : by_day) {
     const auto& [workflow, day] = key;

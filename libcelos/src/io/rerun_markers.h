@@ -29,6 +29,7 @@ class RerunMarkers {
   struct Marker {
     Time slot;    // the marked slot's time
     Time marked;  // its rerunTime (the file's mtime for a marker without one)
+    std::string file;  // its file's name in the day directory
   };
   struct Day {
     std::string name;  // yyyy-mm-dd, the directory's name
