@@ -17,6 +17,7 @@
 
 #include "celos/state_db.h"
 #include "io/packed_day.h"
+#include "io/racy_read.h"
 #include "io/rerun_markers.h"
 
 namespace celos {
@@ -24,15 +25,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::int64_t kRacyNanos = 1'000'000'000;
 // The mtime of a cached day whose directory did not exist: never equal to a real one.
 constexpr std::int64_t kAbsentDay = -1;
-
-std::int64_t wall_clock_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 class FileStateDatabase final : public StateDatabase {
  public:
@@ -390,11 +384,9 @@ class FileStateDatabase final : public StateDatabase {
   // The slots stored in one day directory, from the cache when the directory is unchanged.
   Result<std::shared_ptr<const PackedDay>> day_slots(const std::string& workflow,
                                                    const FileStatus& day) {
-    // File systems that cannot tell a modification time are never cached. Small values are
-    // version counters (the in-memory test file system), not wall times: never racy.
+    // File systems that cannot tell a modification time are never cached.
     const bool cacheable = day.mtime_ns != 0;
-    const bool racy = day.mtime_ns > 1'000'000'000'000'000'000 &&
-                      wall_clock_ns() - day.mtime_ns < kRacyNanos;
+    const bool racy = racy_read(day.mtime_ns);
     {
       std::lock_guard lock(mutex_);
       auto& days = cache_[workflow];

@@ -7,22 +7,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "io/racy_read.h"
+
 namespace celos {
 namespace {
 
 namespace json = boost::json;
-
-constexpr std::int64_t kRacyNanos = 1'000'000'000;
-
-// Read less than a second after the directory's last change: an edit within the file system's
-// timestamp granularity could follow unseen, so the read is not reused. Small mtimes are version
-// counters (the in-memory test file system), never racy.
-bool racy(std::int64_t mtime_ns) {
-  const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  return mtime_ns > 1'000'000'000'000'000'000 && now - mtime_ns < kRacyNanos;
-}
 
 void merge(std::vector<RerunMarkers::Marker>& into, const RerunMarkers::Marker& m) {
   auto at = std::lower_bound(into.begin(), into.end(), m.slot,
@@ -71,7 +61,7 @@ Result<std::vector<RerunMarkers::Day>> RerunMarkers::read(std::string_view workf
     if (!markers) return tl::unexpected(markers.error());
     if (day.mtime_ns != 0) {
       std::lock_guard lock(mutex_);
-      cache_[wf][day.name] = CachedDay{day.mtime_ns, racy(day.mtime_ns), *markers};
+      cache_[wf][day.name] = CachedDay{day.mtime_ns, racy_read(day.mtime_ns), *markers};
     }
     out.push_back(Day{day.name, std::move(*markers)});
   }

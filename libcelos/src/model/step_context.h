@@ -57,8 +57,6 @@ class StepTriggerContext final : public TriggerContext {
   DatasetLookups datasets_{db_};
 };
 
-// Counts the step's external calls, their failures and the slowest one, and fails calls to an
-// endpoint at once after its first timeout or connection error in the step (SPEC §16).
 // How long one stage of the step's pipeline (step.cc) was busy: per round, from the start of
 // its first task to the end of its last, the rounds added up. Tasks run on the executor's
 // threads; rounds end on the step's thread between batches.
@@ -97,6 +95,8 @@ class StageClock {
   Clock::duration busy_{0};
 };
 
+// Counts the step's external calls, their failures and the slowest one, and fails calls to an
+// endpoint at once after its first timeout or connection error in the step (SPEC §16).
 class CallGate {
  public:
   // Runs `call` (returning a Result) unless `endpoint` already failed in this step; records
