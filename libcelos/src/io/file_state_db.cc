@@ -7,6 +7,7 @@
 // file system's timestamp granularity of our read is still seen (git's "racy" rule).
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -30,13 +31,18 @@ constexpr std::int64_t kAbsentDay = -1;
 
 class FileStateDatabase final : public StateDatabase {
  public:
-  // `hold` lives as long as the database (the directory lock of open_file_state_database).
+  // `hold` lives as long as the database (the directory lock of open_file_state_database);
+  // `probe`, when given, is check() (the lock's probe of the directory).
   FileStateDatabase(std::shared_ptr<FileSystem> fs, std::string root,
-                    std::shared_ptr<void> hold = nullptr)
-      : fs_(std::move(fs)), root_(std::move(root)), hold_(std::move(hold)) {
+                    std::shared_ptr<void> hold = nullptr,
+                    std::function<Result<void>()> probe = nullptr)
+      : fs_(std::move(fs)), root_(std::move(root)), hold_(std::move(hold)),
+        probe_(std::move(probe)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
     markers_ = std::make_unique<RerunMarkers>(fs_, root_);
   }
+
+  Result<void> check() override { return probe_ ? probe_() : Result<void>{}; }
 
   Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
     const std::string path = slot_path("state", id);
@@ -436,6 +442,7 @@ class FileStateDatabase final : public StateDatabase {
   std::shared_ptr<FileSystem> fs_;
   std::string root_;
   std::shared_ptr<void> hold_;
+  std::function<Result<void>()> probe_;
   std::unique_ptr<RerunMarkers> markers_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, CachedDay>> cache_;
@@ -448,10 +455,11 @@ std::unique_ptr<StateDatabase> make_file_state_database(std::shared_ptr<FileSyst
   return std::make_unique<FileStateDatabase>(std::move(fs), std::move(root));
 }
 
-std::unique_ptr<StateDatabase> make_file_state_database_holding(std::shared_ptr<FileSystem> fs,
-                                                                std::string root,
-                                                                std::shared_ptr<void> hold) {
-  return std::make_unique<FileStateDatabase>(std::move(fs), std::move(root), std::move(hold));
+std::unique_ptr<StateDatabase> make_file_state_database_holding(
+    std::shared_ptr<FileSystem> fs, std::string root, std::shared_ptr<void> hold,
+    std::function<Result<void>()> probe) {
+  return std::make_unique<FileStateDatabase>(std::move(fs), std::move(root), std::move(hold),
+                                             std::move(probe));
 }
 
 }  // namespace celos

@@ -2,11 +2,13 @@
 // SPEC §11 and the removal of the temporaries that crashed writes left behind.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <system_error>
 
@@ -17,10 +19,11 @@
 
 namespace celos {
 
-// In file_state_db.cc: the database, keeping `hold` alive as long as itself.
-std::unique_ptr<StateDatabase> make_file_state_database_holding(std::shared_ptr<FileSystem> fs,
-                                                                std::string root,
-                                                                std::shared_ptr<void> hold);
+// In file_state_db.cc: the database, keeping `hold` alive as long as itself; its check() is
+// `probe`.
+std::unique_ptr<StateDatabase> make_file_state_database_holding(
+    std::shared_ptr<FileSystem> fs, std::string root, std::shared_ptr<void> hold,
+    std::function<Result<void>()> probe);
 
 namespace {
 
@@ -29,13 +32,60 @@ namespace fs = std::filesystem;
 // An open, flock()ed lock file; closing the descriptor releases the lock (also on a crash).
 class DirectoryLock {
  public:
-  explicit DirectoryLock(int fd) : fd_(fd) {}
+  DirectoryLock(int fd, std::string root) : fd_(fd), root_(std::move(root)) {}
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;
   ~DirectoryLock() { ::close(fd_); }
 
+  // /health/ready's probe (SPEC §13): the directory is still a directory, its lock file is still
+  // the one we locked (a directory moved away and replaced, or a lock file removed, would let a
+  // second server in), and a file can be created in it (a read-only remount, a full disk).
+  Result<void> check() const {
+    struct stat dir {};
+    if (::stat(root_.c_str(), &dir) != 0) {
+      return fail(fmt::format("state database directory {}: {}", root_, std::strerror(errno)));
+    }
+    if (!S_ISDIR(dir.st_mode)) {
+      return fail(fmt::format("state database directory {} is no longer a directory", root_));
+    }
+    if (auto lock = check_lock(); !lock) return lock;
+    return check_writable();
+  }
+
  private:
+  Result<void> check_lock() const {
+    const std::string path = root_ + "/.lock";
+    struct stat held {}, named {};
+    if (::fstat(fd_, &held) != 0) {
+      return fail(fmt::format("lock file {}: {}", path, std::strerror(errno)));
+    }
+    if (::stat(path.c_str(), &named) != 0 || named.st_dev != held.st_dev ||
+        named.st_ino != held.st_ino) {
+      return fail(fmt::format("state database directory {} was replaced or its lock file {} "
+                              "removed: this server's lock no longer guards it (restart it)",
+                              root_, path));
+    }
+    return {};
+  }
+
+  Result<void> check_writable() const {
+    const std::string path = fmt::format("{}/.probe-{}", root_, ::getpid());
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int error = fd < 0 ? errno : 0;
+    if (fd >= 0) {
+      if (::write(fd, "\n", 1) != 1) error = errno;
+      if (::close(fd) != 0 && error == 0) error = errno;
+      ::unlink(path.c_str());
+    }
+    if (error != 0) {
+      return fail(fmt::format("state database directory {} is not writable: {}", root_,
+                              std::strerror(error)));
+    }
+    return {};
+  }
+
   int fd_;
+  std::string root_;
 };
 
 std::string holder_of(int fd) {
@@ -46,9 +96,21 @@ std::string holder_of(int fd) {
   return text.empty() || text.find_first_not_of("0123456789") != std::string::npos ? "" : text;
 }
 
+// Writes our pid into the lock file through a descriptor of its own, closed at once: the lock
+// itself is held on a read-only descriptor, so the server keeps no file of the directory open
+// for writing (a read-only remount by the administrator is then possible, and seen by check()).
+void write_pid(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  const bool written = fd >= 0 && ::ftruncate(fd, 0) == 0 &&
+                       ::pwrite(fd, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
+  if (!written) spdlog::warn("cannot write the pid into {}: {}", path, std::strerror(errno));
+  if (fd >= 0) ::close(fd);
+}
+
 Result<std::shared_ptr<DirectoryLock>> lock_directory(const std::string& root) {
   const std::string path = root + "/.lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
     return fail(fmt::format("cannot open the lock file {} of state database directory {}: {}",
                             path, root, std::strerror(errno)));
@@ -64,12 +126,8 @@ Result<std::shared_ptr<DirectoryLock>> lock_directory(const std::string& root) {
                             "({}; lock file {})",
                             root, holder.empty() ? "pid unknown" : "pid " + holder, path));
   }
-  auto lock = std::make_shared<DirectoryLock>(fd);
-  const std::string pid = fmt::format("{}\n", ::getpid());
-  if (::ftruncate(fd, 0) != 0 ||
-      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    spdlog::warn("cannot write the pid into {}: {}", path, std::strerror(errno));
-  }
+  auto lock = std::make_shared<DirectoryLock>(fd, root);
+  write_pid(path);
   return lock;
 }
 
@@ -109,7 +167,10 @@ Result<std::unique_ptr<StateDatabase>> open_file_state_database(std::shared_ptr<
   if (removed > 0) {
     spdlog::info("removed {} stale temporary files of interrupted writes from {}", removed, root);
   }
-  return make_file_state_database_holding(std::move(fs), std::move(root), std::move(*lock));
+  std::shared_ptr<DirectoryLock> held = std::move(*lock);
+  auto probe = [held = held.get()] { return held->check(); };
+  return make_file_state_database_holding(std::move(fs), std::move(root), std::move(held),
+                                          std::move(probe));
 }
 
 }  // namespace celos

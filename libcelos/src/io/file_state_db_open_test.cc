@@ -55,3 +55,54 @@ TEST_CASE("open_file_state_database: stale temporaries of crashed writes are rem
   REQUIRE(slot);
   CHECK(slot->has_value());
 }
+
+TEST_CASE("file state database check: a directory replaced underneath is not ready, and is again "
+          "once it is back") {
+  namespace fs = std::filesystem;
+  testing::TempDir parent;
+  const std::string root = parent / "db";
+  fs::create_directory(root);
+  auto db = open_file_state_database(make_local_file_system(), root);
+  REQUIRE(db);
+  REQUIRE((*db)->check());
+
+  fs::rename(root, parent / "db.old");
+  fs::create_directory(root);  // an empty directory of the same name, no lock in it
+  auto replaced = (*db)->check();
+  REQUIRE_FALSE(replaced);
+  CHECK_THAT(replaced.error().message, Catch::Contains(root) && Catch::Contains("replaced"));
+
+  fs::remove(root);
+  auto missing = (*db)->check();
+  REQUIRE_FALSE(missing);
+  CHECK_THAT(missing.error().message, Catch::Contains("No such file or directory"));
+
+  testing::write_text_file(root, "not a directory");
+  auto file = (*db)->check();
+  REQUIRE_FALSE(file);
+  CHECK_THAT(file.error().message, Catch::Contains("no longer a directory"));
+
+  fs::remove(root);
+  fs::rename(parent / "db.old", root);
+  CHECK((*db)->check());
+}
+
+TEST_CASE("file state database check: a removed lock file is not ready") {
+  testing::TempDir dir;
+  auto db = open_file_state_database(make_local_file_system(), dir.path());
+  REQUIRE(db);
+  std::filesystem::remove(dir / ".lock");
+  auto check = (*db)->check();
+  REQUIRE_FALSE(check);
+  CHECK_THAT(check.error().message, Catch::Contains(dir / ".lock"));
+}
+
+TEST_CASE("file state database check: the probe leaves no file behind") {
+  testing::TempDir dir;
+  auto db = open_file_state_database(make_local_file_system(), dir.path());
+  REQUIRE(db);
+  REQUIRE((*db)->check());
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    CHECK(entry.path().filename() == ".lock");
+  }
+}
