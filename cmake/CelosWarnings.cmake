@@ -1,9 +1,13 @@
-# celos_target_defaults(target): our warnings (as errors) and the sanitizers of CELOS_SANITIZE.
+# celos_target_defaults(target): our warnings (errors with CELOS_WARNINGS_AS_ERRORS) and the
+# sanitizers of CELOS_SANITIZE.
 # Only our own targets call this; third-party code keeps its own warnings.
 function(celos_target_defaults target)
   target_compile_options(${target} PRIVATE
     -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
-    -Woverloaded-virtual -Wimplicit-fallthrough -Werror)
+    -Woverloaded-virtual -Wimplicit-fallthrough)
+  if(CELOS_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
   celos_target_sanitize(${target})
 endfunction()
 
