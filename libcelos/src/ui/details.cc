@@ -2,6 +2,7 @@
 // slot (four small requests to celos-server), so the grid itself stays one batch read however
 // many workflows it shows.
 #include "ui/details.h"
+#include "ui/html.h"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -12,29 +13,8 @@ namespace json = boost::json;
 
 namespace {
 
-HttpServerResponse fragment(int status, std::string body) {
-  HttpServerResponse response;
-  response.status = status;
-  response.content_type = "text/html; charset=utf-8";
-  response.body = std::move(body);
-  response.headers["Cache-Control"] = "no-store";
-  return response;
-}
-
 std::string slot_query(const SlotId& slot) {
   return fmt::format("id={}&time={}", url_encode(slot.workflow), url_encode(format_time(slot.time)));
-}
-
-// celos-server's {"error": …}, or the start of what it sent.
-std::string error_of(const HttpResponse& response) {
-  boost::system::error_code ec;
-  const json::value v = json::parse(response.body, ec);
-  if (!ec && v.is_object()) {
-    if (const json::value* e = v.as_object().if_contains("error"); e && e->is_string()) {
-      return std::string(e->get_string());
-    }
-  }
-  return fmt::format("HTTP {} {}", response.status, response.body.substr(0, 200));
 }
 
 std::string text_of(const json::object& o, std::string_view key) {
@@ -65,7 +45,7 @@ void render_state(std::string& out, CelosApiReader& reader, const SlotId& slot,
     const bool unchanged = response && response->status == 404;
     row(out, "state", "state waiting", unchanged ? "WAITING" : "unknown");
     row(out, "note", "note",
-        unchanged ? "nothing stored yet" : (response ? error_of(*response) : response.error().message));
+        unchanged ? "nothing stored yet" : (response ? celos_error_text(*response) : response.error().message));
     out += "</table>";
     return;
   }
@@ -135,7 +115,7 @@ void render_log(std::string& out, CelosApiReader& reader, const SlotId& slot,
     return;
   }
   out += "<p class=\"note log-none\">";
-  out += html_escape(response ? error_of(*response) : response.error().message);
+  out += html_escape(response ? celos_error_text(*response) : response.error().message);
   out += "</p>";
 }
 
@@ -146,10 +126,10 @@ HttpServerResponse ui_slot_details(CelosApiReader& reader, const SlotId& slot,
   // History first: it also says whether the workflow and the slot exist.
   auto history = reader.call("GET", "/api/v1/slot-history?" + slot_query(slot));
   if (!history) {
-    return fragment(502, "<p class=\"note error\">" + html_escape(history.error().message) + "</p>");
+    return html_response(502, "<p class=\"note error\">" + html_escape(history.error().message) + "</p>");
   }
   if (history->status == 404 || history->status == 400) {
-    return fragment(history->status, "<p class=\"note error\">" + html_escape(error_of(*history)) +
+    return html_response(history->status, "<p class=\"note error\">" + html_escape(celos_error_text(*history)) +
                                          "</p>");
   }
   const std::string id = slot.workflow + "@" + format_time(slot.time);
@@ -162,7 +142,7 @@ HttpServerResponse ui_slot_details(CelosApiReader& reader, const SlotId& slot,
   if (history->status == 200 && !ec && entries.is_array()) {
     render_history(out, entries.as_array());
   } else {
-    out += "<h3>History</h3><p class=\"note\">" + html_escape(error_of(*history)) + "</p>";
+    out += "<h3>History</h3><p class=\"note\">" + html_escape(celos_error_text(*history)) + "</p>";
   }
   out += "<h3>Trigger</h3>";
   auto trigger = reader.trigger_status(slot.workflow, slot.time);
@@ -171,7 +151,7 @@ HttpServerResponse ui_slot_details(CelosApiReader& reader, const SlotId& slot,
   render_log(out, reader, slot, "stdout");
   render_log(out, reader, slot, "stderr");
   out += "</div>\n";
-  return fragment(200, std::move(out));
+  return html_response(200, std::move(out));
 }
 
 HttpServerResponse ui_range_rerun(CelosApiReader& reader, const std::string& workflow, Time start,
@@ -195,7 +175,7 @@ HttpServerResponse ui_range_rerun(CelosApiReader& reader, const std::string& wor
     return answer;
   }
   answer.status = response->status == 200 ? 502 : response->status;
-  answer.body = json::serialize(json::object{{"error", error_of(*response)}});
+  answer.body = json::serialize(json::object{{"error", celos_error_text(*response)}});
   return answer;
 }
 

@@ -11,6 +11,7 @@
 
 #include "celos/ui.h"
 #include "ui/details.h"
+#include "ui/html.h"
 #include "ui/lineage.h"
 
 namespace celos {
@@ -32,17 +33,8 @@ Result<Time> parse_query_time(std::string text) {
   return parse_time(text);
 }
 
-HttpServerResponse html(int status, std::string body) {
-  HttpServerResponse response;
-  response.status = status;
-  response.content_type = "text/html; charset=utf-8";
-  response.body = std::move(body);
-  response.headers["Cache-Control"] = "no-store";
-  return response;
-}
-
 HttpServerResponse error_html(int status, std::string_view title, std::string_view message) {
-  return html(status, render_error_page(status, title, message));
+  return html_response(status, render_error_page(status, title, message));
 }
 
 HttpServerResponse json_answer(int status, const boost::json::object& body) {
@@ -136,7 +128,7 @@ class UiHandler {
 
   HttpServerResponse operator()(const HttpServerRequest& request) {
     if (request.path == "/" || request.path.empty()) {
-      HttpServerResponse response = html(302, "<a href=\"/ui\">/ui</a>\n");
+      HttpServerResponse response = html_response(302, "<a href=\"/ui\">/ui</a>\n");
       response.headers["Location"] = "/ui";
       return response;
     }
@@ -207,7 +199,7 @@ class UiHandler {
     page.workflows = std::move(*workflows);
     apply_filter(page);
     page.maintenance = maintenance_banner();
-    return html(200, render_ui_page(page));
+    return html_response(200, render_ui_page(page));
   }
 
   // "drain: reason (since T)" while celos-server is in maintenance; "" when off, or when the

@@ -8,20 +8,6 @@ namespace {
 
 namespace json = boost::json;
 
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 std::string slot_key(const json::value& ref) {
   const json::object& o = ref.as_object();
   return fmt::format("{}@{}", std::string_view(o.at("workflow").as_string()),
@@ -48,7 +34,7 @@ std::string names(const json::value& list) {
   std::string out;
   for (const json::value& id : list.as_array()) {
     if (!out.empty()) out += ", ";
-    out += escape(std::string_view(id.as_string()));
+    out += html_escape(std::string_view(id.as_string()));
   }
   return out.empty() ? "—" : out;
 }
@@ -89,7 +75,7 @@ HttpServerResponse ui_datasets(CelosApiReader& reader) {
       "</p><h1>Datasets</h1>\n";
   if (!text) {
     response.status = http_status(text.error());
-    response.body = body + "<p id=\"error\">" + escape(text.error().message) + "</p></body></html>\n";
+    response.body = body + "<p id=\"error\">" + html_escape(text.error().message) + "</p></body></html>\n";
     return response;
   }
   try {
@@ -102,10 +88,10 @@ HttpServerResponse ui_datasets(CelosApiReader& reader) {
       const std::string fs(o.at("fs").as_string());
       body += fmt::format("<tr data-dataset=\"{}\"><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td>"
                           "<td>{}</td></tr>\n",
-                          escape(std::string_view(o.at("id").as_string())),
-                          escape(std::string_view(o.at("id").as_string())), escape(fs),
-                          escape(std::string_view(o.at("path").as_string())),
-                          escape(std::string_view(o.at("doneFlag").as_string())),
+                          html_escape(std::string_view(o.at("id").as_string())),
+                          html_escape(std::string_view(o.at("id").as_string())), html_escape(fs),
+                          html_escape(std::string_view(o.at("path").as_string())),
+                          html_escape(std::string_view(o.at("doneFlag").as_string())),
                           names(o.at("producers")), names(o.at("consumers")));
     }
     body += "</table>\n</body></html>\n";

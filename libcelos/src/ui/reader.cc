@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "celos/ui.h"
+#include "ui/html.h"
 
 namespace celos {
 
@@ -31,18 +32,6 @@ ErrorCode code_of_status(int status) {
   return ErrorCode::kFailed;
 }
 
-// celos-server's {"error": "..."} or, failing that, the start of whatever it sent.
-std::string error_text(const HttpResponse& response) {
-  boost::system::error_code ec;
-  const json::value body = json::parse(response.body, ec);
-  if (!ec && body.is_object()) {
-    if (const json::value* e = body.as_object().if_contains("error"); e && e->is_string()) {
-      return std::string(e->as_string());
-    }
-  }
-  return fmt::format("HTTP {} {}", response.status, response.body.substr(0, 200));
-}
-
 Result<HttpResponse> send(HttpClient& client, std::string method, std::string url) {
   HttpRequest request;
   request.method = std::move(method);
@@ -56,7 +45,7 @@ Result<HttpResponse> send(HttpClient& client, std::string method, std::string ur
 
 Result<json::value> parse_json_answer(const HttpResponse& response, std::string_view what) {
   if (response.status != 200) {
-    return fail(fmt::format("{}: {}", what, error_text(response)), code_of_status(response.status));
+    return fail(fmt::format("{}: {}", what, celos_error_text(response)), code_of_status(response.status));
   }
   boost::system::error_code ec;
   json::value body = json::parse(response.body, ec);
@@ -219,7 +208,7 @@ Result<UiSlot> CelosApiReader::rerun(const std::string& workflow, Time time) {
   auto response = send(*client_, "POST", celos_url_ + "/rerun?" + slot);
   if (!response) return tl::unexpected(response.error());
   if (response->status != 200) {
-    return fail(error_text(*response), code_of_status(response->status));
+    return fail(celos_error_text(*response), code_of_status(response->status));
   }
   // celos-server answers the new state; older servers may not, so then ask for it.
   boost::system::error_code ec;
