@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "celos/clock.h"
 #include "celos/ui.h"
 #include "ui/details.h"
 #include "ui/html.h"
@@ -120,8 +121,7 @@ class UiHandler {
         reader_(options_.client, options_.celos_url, options_.parallelism),
         config_(options_.config_path) {
     if (!options_.now) {
-      options_.now = [] { return std::chrono::time_point_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now()); };
+      options_.now = [] { return system_clock().now(); };
     }
     while (!options_.hue_url.empty() && options_.hue_url.back() == '/') options_.hue_url.pop_back();
   }

@@ -1,0 +1,100 @@
+#include "celos/clock.h"
+
+#include <stdexcept>
+
+namespace celos {
+namespace {
+
+class SystemClock final : public Clock {
+ public:
+  Time now() const override {
+    return std::chrono::time_point_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now());
+  }
+  Monotonic monotonic() const override { return std::chrono::steady_clock::now(); }
+
+  bool sleep_until(Monotonic deadline, const std::function<bool()>& stop) override {
+    std::unique_lock lock(mutex_);
+    while (!(stop && stop())) {
+      if (std::chrono::steady_clock::now() >= deadline) return true;
+      woken_.wait_until(lock, deadline);
+    }
+    return false;
+  }
+
+  void wake_all() override {
+    { std::lock_guard lock(mutex_); }  // a sleeper between its check and its wait sees it
+    woken_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable woken_;
+};
+
+}  // namespace
+
+Clock& system_clock() {
+  static SystemClock* clock = new SystemClock();  // never destroyed: threads may outlive main
+  return *clock;
+}
+
+ManualClock::ManualClock(Time start) : wall_(start) {}
+
+Time ManualClock::now() const {
+  std::lock_guard lock(mutex_);
+  return wall_;
+}
+
+Clock::Monotonic ManualClock::monotonic() const {
+  std::lock_guard lock(mutex_);
+  return Monotonic{} + elapsed_;
+}
+
+bool ManualClock::sleep_until(Monotonic deadline, const std::function<bool()>& stop) {
+  std::unique_lock lock(mutex_);
+  ++sleepers_;
+  bool reached = false;
+  while (true) {
+    if (stop && stop()) break;
+    if (Monotonic{} + elapsed_ >= deadline) {
+      reached = true;
+      break;
+    }
+    const std::uint64_t seen = generation_;
+    moved_.wait(lock, [&] { return generation_ != seen; });
+  }
+  --sleepers_;
+  return reached;
+}
+
+void ManualClock::wake_all() {
+  {
+    std::lock_guard lock(mutex_);
+    ++generation_;
+  }
+  moved_.notify_all();
+}
+
+void ManualClock::advance(std::chrono::milliseconds step) {
+  if (step.count() < 0) throw std::invalid_argument("ManualClock::advance: a negative step");
+  {
+    std::lock_guard lock(mutex_);
+    wall_ += step;
+    elapsed_ += step;
+    ++generation_;
+  }
+  moved_.notify_all();
+}
+
+void ManualClock::set_wall(Time wall) {
+  std::lock_guard lock(mutex_);
+  wall_ = wall;
+}
+
+int ManualClock::sleepers() const {
+  std::lock_guard lock(mutex_);
+  return sleepers_;
+}
+
+}  // namespace celos
