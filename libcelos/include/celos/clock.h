@@ -16,11 +16,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 
+#include "celos/mutex.h"
 #include "celos/time.h"
 
 namespace celos {
@@ -73,12 +72,12 @@ class ManualClock final : public Clock {
   int sleepers() const;
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable moved_;
-  Time wall_;                    // guarded by mutex_
-  std::chrono::milliseconds elapsed_{0};  // guarded by mutex_: monotonic() - its epoch
-  int sleepers_ = 0;             // guarded by mutex_
-  std::uint64_t generation_ = 0;  // guarded by mutex_: bumped by every advance and wake_all
+  mutable Mutex mutex_;
+  CondVar moved_;
+  Time wall_ GUARDED_BY(mutex_);
+  std::chrono::milliseconds elapsed_ GUARDED_BY(mutex_){0};  // monotonic() - its epoch
+  int sleepers_ GUARDED_BY(mutex_) = 0;
+  std::uint64_t generation_ GUARDED_BY(mutex_) = 0;  // bumped by every advance and wake_all
 };
 
 }  // namespace celos

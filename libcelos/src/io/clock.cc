@@ -14,22 +14,22 @@ class SystemClock final : public Clock {
   Monotonic monotonic() const override { return std::chrono::steady_clock::now(); }
 
   bool sleep_until(Monotonic deadline, const std::function<bool()>& stop) override {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     while (!(stop && stop())) {
       if (std::chrono::steady_clock::now() >= deadline) return true;
-      woken_.wait_until(lock, deadline);
+      woken_.wait_until(mutex_, deadline);
     }
     return false;
   }
 
   void wake_all() override {
-    { std::lock_guard lock(mutex_); }  // a sleeper between its check and its wait sees it
+    { MutexLock lock(mutex_); }  // a sleeper between its check and its wait sees it
     woken_.notify_all();
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable woken_;
+  Mutex mutex_;
+  CondVar woken_;
 };
 
 }  // namespace
@@ -42,17 +42,17 @@ Clock& system_clock() {
 ManualClock::ManualClock(Time start) : wall_(start) {}
 
 Time ManualClock::now() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return wall_;
 }
 
 Clock::Monotonic ManualClock::monotonic() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return Monotonic{} + elapsed_;
 }
 
 bool ManualClock::sleep_until(Monotonic deadline, const std::function<bool()>& stop) {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   ++sleepers_;
   bool reached = false;
   while (true) {
@@ -62,7 +62,7 @@ bool ManualClock::sleep_until(Monotonic deadline, const std::function<bool()>& s
       break;
     }
     const std::uint64_t seen = generation_;
-    moved_.wait(lock, [&] { return generation_ != seen; });
+    while (generation_ == seen) moved_.wait(mutex_);
   }
   --sleepers_;
   return reached;
@@ -70,7 +70,7 @@ bool ManualClock::sleep_until(Monotonic deadline, const std::function<bool()>& s
 
 void ManualClock::wake_all() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++generation_;
   }
   moved_.notify_all();
@@ -79,7 +79,7 @@ void ManualClock::wake_all() {
 void ManualClock::advance(std::chrono::milliseconds step) {
   if (step.count() < 0) throw std::invalid_argument("ManualClock::advance: a negative step");
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     wall_ += step;
     elapsed_ += step;
     ++generation_;
@@ -88,12 +88,12 @@ void ManualClock::advance(std::chrono::milliseconds step) {
 }
 
 void ManualClock::set_wall(Time wall) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   wall_ = wall;
 }
 
 int ManualClock::sleepers() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return sleepers_;
 }
 

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "celos/http_client.h"
+#include "celos/mutex.h"
 
 namespace celos {
 
@@ -157,17 +157,17 @@ class CurlHttpClient : public HttpClient {
   }
 
   CURL* handle_for_this_thread() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     EasyHandle& handle = handles_[std::this_thread::get_id()];
     if (!handle) handle.reset(curl_easy_init());
     return handle.get();
   }
 
   HttpClientOptions options_;
-  std::mutex mutex_;
+  Mutex mutex_;
   // Handles live as long as the client; a server has a small fixed set of threads, so the
   // map stays small.
-  std::map<std::thread::id, EasyHandle> handles_;
+  std::map<std::thread::id, EasyHandle> handles_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

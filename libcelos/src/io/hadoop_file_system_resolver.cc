@@ -2,11 +2,10 @@
 // CELOS_DEFAULT_HDFS, or nothing) to a file system. Built file systems are cached per
 // scheme://authority, so that the active name node learned by failover is remembered and
 // connections are reused across steps.
-#include <mutex>
-
 #include <fmt/format.h>
 
 #include "celos/hadoop.h"
+#include "celos/mutex.h"
 
 namespace celos {
 
@@ -58,7 +57,7 @@ class HadoopFileSystemResolver : public FileSystemResolver {
  private:
   template <class Build>
   Result<std::shared_ptr<FileSystem>> cached(const std::string& key, Build build) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     auto fs = build();
     if (fs) cache_.emplace(key, *fs);  // an error is reported again on every call
@@ -68,8 +67,8 @@ class HadoopFileSystemResolver : public FileSystemResolver {
   HadoopConfig config_;
   std::shared_ptr<HttpClient> http_;
   std::string user_;
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<FileSystem>> cache_;
+  Mutex mutex_;
+  std::map<std::string, std::shared_ptr<FileSystem>> cache_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

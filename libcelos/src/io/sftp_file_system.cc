@@ -24,9 +24,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <random>
 
+#include "celos/mutex.h"
 #include "celos/sftp.h"
 
 namespace celos {
@@ -292,7 +292,7 @@ class SftpFileSystem : public FileSystem {
   SftpFileSystem& operator=(const SftpFileSystem&) = delete;
 
   Result<bool> exists(const std::string& path) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto attrs = stat(path);
     if (attrs) return true;
     if (attrs.error().code == ErrorCode::kNotFound) return false;
@@ -300,7 +300,7 @@ class SftpFileSystem : public FileSystem {
   }
 
   Result<std::string> read(const std::string& path) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     LIBSSH2_SFTP_HANDLE* handle = libssh2_sftp_open(sftp_, path.c_str(), LIBSSH2_FXF_READ, 0);
     if (handle == nullptr) return error("open", path);
     std::string data;
@@ -320,7 +320,7 @@ class SftpFileSystem : public FileSystem {
   }
 
   Result<void> write_files(const std::vector<FileWrite>& files) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const FileWrite& file : files) {
       if (auto ok = write_one(file.path, file.data); !ok) return ok;
     }
@@ -328,28 +328,28 @@ class SftpFileSystem : public FileSystem {
   }
 
   Result<void> make_dirs(const std::string& path) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return make_dirs_locked(path);
   }
 
   Result<void> remove(const std::string& path) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return remove_locked(path);
   }
 
   Result<void> rename(const std::string& from, const std::string& to) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return rename_locked(from, to);
   }
 
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return list_locked(directory);
   }
 
  private:
   // The error of the last call, with kNotFound for "no such file".
-  tl::unexpected<Error> error(std::string_view what, const std::string& path) {
+  tl::unexpected<Error> error(std::string_view what, const std::string& path) REQUIRES(mutex_) {
     const std::string where = fmt::format("sftp://{}:{}{}", endpoint_.host, endpoint_.port, path);
     if (libssh2_session_last_errno(session_) == LIBSSH2_ERROR_SFTP_PROTOCOL) {
       switch (libssh2_sftp_last_error(sftp_)) {
@@ -376,7 +376,8 @@ class SftpFileSystem : public FileSystem {
     return fail(fmt::format("{} {}: {}", what, where, session_error(session_)));
   }
 
-  Result<LIBSSH2_SFTP_ATTRIBUTES> stat(const std::string& path, int how = LIBSSH2_SFTP_STAT) {
+  Result<LIBSSH2_SFTP_ATTRIBUTES> stat(const std::string& path, int how = LIBSSH2_SFTP_STAT)
+      REQUIRES(mutex_) {
     LIBSSH2_SFTP_ATTRIBUTES attrs{};
     if (libssh2_sftp_stat_ex(sftp_, path.c_str(), static_cast<unsigned>(path.size()), how,
                              &attrs) != 0) {
@@ -390,7 +391,7 @@ class SftpFileSystem : public FileSystem {
            LIBSSH2_SFTP_S_ISDIR(attrs.permissions);
   }
 
-  Result<void> upload(const std::string& path, const std::string& data) {
+  Result<void> upload(const std::string& path, const std::string& data) REQUIRES(mutex_) {
     LIBSSH2_SFTP_HANDLE* handle = libssh2_sftp_open(
         sftp_, path.c_str(), LIBSSH2_FXF_WRITE | LIBSSH2_FXF_CREAT | LIBSSH2_FXF_TRUNC, 0644);
     if (handle == nullptr) return error("create", path);
@@ -414,7 +415,7 @@ class SftpFileSystem : public FileSystem {
     return {};
   }
 
-  Result<void> write_one(const std::string& path, const std::string& data) {
+  Result<void> write_one(const std::string& path, const std::string& data) REQUIRES(mutex_) {
     const std::string dir = parent_of(path);
     if (auto ok = make_dirs_locked(dir); !ok) return ok;
     const std::string prefix = (dir == "/" ? "" : dir) + "/." + base_name(path);
@@ -449,7 +450,7 @@ class SftpFileSystem : public FileSystem {
     return {};
   }
 
-  Result<void> make_dirs_locked(const std::string& path) {
+  Result<void> make_dirs_locked(const std::string& path) REQUIRES(mutex_) {
     std::string so_far;
     std::size_t start = 1;
     while (start <= path.size()) {
@@ -473,7 +474,7 @@ class SftpFileSystem : public FileSystem {
     return {};
   }
 
-  Result<void> remove_locked(const std::string& path) {
+  Result<void> remove_locked(const std::string& path) REQUIRES(mutex_) {
     auto attrs = stat(path, LIBSSH2_SFTP_LSTAT);
     if (!attrs) {
       if (attrs.error().code == ErrorCode::kNotFound) return {};
@@ -492,7 +493,7 @@ class SftpFileSystem : public FileSystem {
     return {};
   }
 
-  Result<void> rename_locked(const std::string& from, const std::string& to) {
+  Result<void> rename_locked(const std::string& from, const std::string& to) REQUIRES(mutex_) {
     const long flags = LIBSSH2_SFTP_RENAME_ATOMIC | LIBSSH2_SFTP_RENAME_NATIVE;
     if (libssh2_sftp_rename_ex(sftp_, from.c_str(), static_cast<unsigned>(from.size()), to.c_str(),
                                static_cast<unsigned>(to.size()), flags) != 0) {
@@ -502,7 +503,7 @@ class SftpFileSystem : public FileSystem {
     return {};
   }
 
-  Result<std::vector<FileStatus>> list_locked(const std::string& directory) {
+  Result<std::vector<FileStatus>> list_locked(const std::string& directory) REQUIRES(mutex_) {
     LIBSSH2_SFTP_HANDLE* handle = libssh2_sftp_opendir(sftp_, directory.c_str());
     if (handle == nullptr) return error("list", directory);
     std::vector<FileStatus> out;
@@ -530,7 +531,7 @@ class SftpFileSystem : public FileSystem {
   int socket_;
   LIBSSH2_SESSION* session_;
   LIBSSH2_SFTP* sftp_;
-  std::mutex mutex_;
+  Mutex mutex_;  // one request at a time on the session
 };
 
 // Owns a half-built connection until the file system takes it over.

@@ -1,13 +1,12 @@
 // A fixed pool of threads for the step's external calls. The threads are created once: a step
 // at the top of the hour hands it thousands of short tasks, and thread creation per task would
 // cost more than many of the calls.
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "celos/executor.h"
+#include "celos/mutex.h"
 
 namespace celos {
 namespace {
@@ -21,7 +20,7 @@ class ThreadPoolExecutor final : public Executor {
 
   ~ThreadPoolExecutor() override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
@@ -31,39 +30,39 @@ class ThreadPoolExecutor final : public Executor {
   void run_all(std::vector<std::function<void()>> tasks) override {
     if (tasks.empty()) return;
     // One batch at a time: run_all is called by the step thread only, but be safe.
-    std::lock_guard batch(batch_mutex_);
-    std::unique_lock lock(mutex_);
+    MutexLock batch(batch_mutex_);
+    MutexLock lock(mutex_);
     pending_ = tasks.size();
     for (auto& task : tasks) queue_.push_back(std::move(task));
     wake_.notify_all();
-    done_.wait(lock, [this] { return pending_ == 0; });
+    while (pending_ != 0) done_.wait(mutex_);
   }
 
   int width() const override { return width_; }
 
  private:
   void loop() {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) wake_.wait(mutex_);
       if (queue_.empty()) return;  // stopping
       auto task = std::move(queue_.front());
       queue_.pop_front();
-      lock.unlock();
+      mutex_.unlock();
       task();
-      lock.lock();
+      mutex_.lock();
       if (--pending_ == 0) done_.notify_all();
     }
   }
 
   const int width_;
-  std::mutex batch_mutex_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  std::deque<std::function<void()>> queue_;
-  std::size_t pending_ = 0;
-  bool stopping_ = false;
+  Mutex batch_mutex_;  // one batch at a time
+  Mutex mutex_;
+  CondVar wake_;
+  CondVar done_;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mutex_);
+  std::size_t pending_ GUARDED_BY(mutex_) = 0;
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -3,13 +3,13 @@
 // readable page); the next request simply tries again.
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "celos/clock.h"
+#include "celos/mutex.h"
 #include "celos/ui.h"
 #include "ui/details.h"
 #include "ui/html.h"
@@ -66,7 +66,7 @@ class ConfigFile {
 
   std::pair<UiConfig, std::string> get() {
     if (path_.empty()) return {};
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     std::error_code ec;
     const auto mtime = fs::last_write_time(path_, ec);
     const auto size = ec ? 0 : fs::file_size(path_, ec);
@@ -93,13 +93,13 @@ class ConfigFile {
   }
 
  private:
-  std::string path_;
-  std::mutex mutex_;
-  bool loaded_ = false;
-  fs::file_time_type mtime_;
-  std::uintmax_t size_ = 0;
-  UiConfig config_;
-  std::string notice_;
+  const std::string path_;
+  Mutex mutex_;
+  bool loaded_ GUARDED_BY(mutex_) = false;
+  fs::file_time_type mtime_ GUARDED_BY(mutex_);
+  std::uintmax_t size_ GUARDED_BY(mutex_) = 0;
+  UiConfig config_ GUARDED_BY(mutex_);
+  std::string notice_ GUARDED_BY(mutex_);
 };
 
 // `wordcount@2015-09-13T13:00:00.000Z`: the workflow id may itself contain '@', the time not.
