@@ -85,7 +85,7 @@ ExternalStatus started_status(const std::string& dir, const StartedRecord& start
 
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(fmt::format("cannot read {}", path), ErrorCode::kNotFound);
+  if (!in) return fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)), ErrorCode::kNotFound);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -94,9 +94,14 @@ Result<std::string> read_file(const std::string& path) {
 Result<void> write_file_atomically(const std::string& path, const std::string& data) {
   const std::string temp = path + ".tmp";
   {
+    errno = 0;
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(fmt::format("cannot create {}: {}", temp, std::strerror(errno)));
     out << data;
-    if (!out.flush()) return fail(fmt::format("cannot write {}", temp));
+    if (!out.flush()) {
+      return fail(fmt::format("cannot write {}: {}", temp,
+                              errno != 0 ? std::strerror(errno) : "write error (disk full?)"));
+    }
   }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     return fail(fmt::format("cannot rename {} to {}: {}", temp, path, std::strerror(errno)));

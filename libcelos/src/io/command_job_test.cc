@@ -247,3 +247,19 @@ TEST_CASE("a non-zero exit status is a failure that says the status") {
 
 }  // namespace
 }  // namespace celos
+
+namespace celos {
+
+TEST_CASE("A job file that cannot be written or read names the file and the reason (errno)") {
+  testing::TempDir dir;
+  testing::write_text_file(dir / "plain", "a file, not a directory\n");
+  auto written = command_job::write_file_atomically(dir / "plain/pid", "1\n");
+  REQUIRE_FALSE(written);
+  CHECK(written.error().message.find(dir / "plain/pid.tmp") != std::string::npos);
+  CHECK(written.error().message.find("Not a directory") != std::string::npos);
+  auto read = command_job::read_file(dir / "missing");
+  REQUIRE_FALSE(read);
+  CHECK(read.error().message.find("No such file or directory") != std::string::npos);
+}
+
+}  // namespace celos

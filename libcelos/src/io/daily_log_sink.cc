@@ -67,6 +67,9 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   void roll(const std::string& day) {
     std::error_code ec;
     stdfs::rename(path_, path_ + "." + day, ec);  // on failure keep appending: never lose lines
+    // Not through spdlog: this sink is inside the logger that would report it.
+    if (ec) std::fprintf(stderr, "celos: cannot roll %s to %s.%s: %s\n", path_.c_str(),
+                         path_.c_str(), day.c_str(), ec.message().c_str());
     prune();
   }
 
@@ -81,6 +84,8 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::sort(rolled.begin(), rolled.end());  // yyyy-mm-dd sorts by date
     for (std::size_t i = 0; i + keep_days_ < rolled.size(); ++i) {
       stdfs::remove(directory_ + "/" + rolled[i], ec);
+      if (ec) std::fprintf(stderr, "celos: cannot remove the expired log %s/%s: %s\n",
+                           directory_.c_str(), rolled[i].c_str(), ec.message().c_str());
     }
   }
 
