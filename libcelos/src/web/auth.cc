@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -97,6 +100,19 @@ std::string read_file(const std::string& path, bool& ok) {
   return text.str();
 }
 
+// Like ssh with its keys: a tokens file others may write is a way to become admin.
+Result<void> check_tokens_file_mode(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return fail(std::string("cannot stat the file: ") + std::strerror(errno));
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) == 0) return {};
+  return fail(fmt::format("is writable by {} (mode {:04o}): anyone who can write it can make "
+                          "themselves admin; run chmod go-w {}",
+                          (info.st_mode & S_IWOTH) ? "everyone" : "its group",
+                          info.st_mode & 07777, path));
+}
+
 std::int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -178,7 +194,13 @@ Result<void> TokenStore::reload() {
   const std::string before = stamp();
   bool ok = false;
   const std::string text = read_file(path_, ok);
-  auto tokens = ok ? parse_tokens(text) : Result<std::vector<Token>>(fail("cannot read the file"));
+  const int read_errno = errno;
+  auto tokens = ok ? parse_tokens(text)
+                   : Result<std::vector<Token>>(
+                         fail(std::string("cannot read the file: ") + std::strerror(read_errno)));
+  if (tokens) {
+    if (auto safe = check_tokens_file_mode(path_); !safe) tokens = tl::unexpected(safe.error());
+  }
   stamp_ = before;
   if (!tokens) {
     const std::string message = "tokens file " + path_ + ": " + tokens.error().message;

@@ -1,5 +1,7 @@
 #include "celos/auth.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <thread>
 
@@ -99,6 +101,25 @@ TEST_CASE("A changed tokens file is re-read; a malformed one keeps the previous 
   CHECK_FALSE((*store)->find("first"));
   CHECK((*store)->find("second")->name == "two");
   CHECK_FALSE(TokenStore::open(dir / "missing.json"));
+}
+
+TEST_CASE("A tokens file others may write is refused, naming the file and its mode") {
+  TempDir dir;
+  const std::string path = dir / "tokens.json";
+  write(path, tokens_json(entry("one", "admin", "first")));
+  ::chmod(path.c_str(), 0666);
+  auto open = TokenStore::open(path);
+  REQUIRE_FALSE(open);
+  CHECK_THAT(open.error().message, Catch::Contains(path) && Catch::Contains("mode 0666") &&
+                                       Catch::Contains("writable by everyone"));
+  ::chmod(path.c_str(), 0620);
+  CHECK_THAT(TokenStore::open(path).error().message, Catch::Contains("writable by its group"));
+  ::chmod(path.c_str(), 0640);
+  auto store = TokenStore::open(path);
+  REQUIRE(store);
+  ::chmod(path.c_str(), 0646);  // a reload keeps the tokens it had
+  CHECK_FALSE((*store)->reload());
+  CHECK((*store)->find("first"));
 }
 
 }  // namespace
