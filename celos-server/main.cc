@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -47,6 +48,7 @@
 #include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/version.h"
+#include "celos/webhook_guard.h"
 #include "celos/workflow_loader.h"
 
 namespace fs = std::filesystem;
@@ -205,6 +207,15 @@ int main(int argc, char** argv) try {
   if (auto mode = state_db->maintenance()) metrics.set_maintenance(mode->mode);
   auto history = celos::make_history_recorder(*state_db);
   scheduler.add_listener(*history);
+  // Webhooks may not call loopback or this server unless --allow-loopback-webhooks (issue 33);
+  // the port is known once the server listens.
+  std::atomic<int> own_port{opts.port};
+  celos::WebhookGuardOptions webhook_guard{
+      .allow_loopback = opts.allow_loopback_webhooks,
+      .own_hosts = {opts.host, host_name(), celos::url_host(opts.advertise_url)}};
+  if (opts.allow_loopback_webhooks) {
+    spdlog::warn("--allow-loopback-webhooks: workflow webhooks may call this server's own API");
+  }
   // Notifications: their own HTTP client, 10 s per POST (SPEC §16), their own thread.
   celos::Notifier notifier([&scheduler] { return scheduler.config(); },
                            {.http = celos::make_curl_http_client(
@@ -217,7 +228,13 @@ int main(int argc, char** argv) try {
                             .max_retry = std::chrono::minutes(2),
                             .give_up_after = std::chrono::minutes(15),
                             .clock = {},
-                            .on_drop = [&metrics] { metrics.count_notification_dropped(); }});
+                            .on_drop = [&metrics] { metrics.count_notification_dropped(); },
+                            .refuse = [&webhook_guard, &own_port](const std::string& url) {
+                              celos::WebhookGuardOptions guard = webhook_guard;
+                              guard.own_port = own_port.load();
+                              return celos::webhook_refusal(url, guard);
+                            },
+                            .on_refused = [&metrics] { metrics.count_webhook_refused(); }});
   scheduler.add_listener(notifier);
   // SPEC §10: at most --io-concurrency external calls of a step in flight.
   auto executor = celos::make_thread_pool_executor(opts.io_concurrency);
@@ -232,7 +249,17 @@ int main(int argc, char** argv) try {
     spdlog::warn("listening on {} without --auth-tokens: anyone who reaches this address can "
                  "rerun, kill and pause workflows", opts.host);
   }
-  auto audit = celos::make_file_audit_sink(opts.logs_dir);
+  // The audit trail (SPEC §13): <logs>/audit.log, and with PostgreSQL the table every node
+  // writes (and GET /api/v1/audit reads); refusals rate-limited per client.
+  std::unique_ptr<celos::AuditSink> audit_store =
+      celos::make_file_audit_sink(opts.logs_dir, opts.audit_keep_days);
+  if (opts.uses_postgres()) {
+    audit_store = celos::make_tee_audit_sink(
+        std::move(audit_store), celos::make_postgres_audit_sink(opts.state_db, opts.audit_keep_days));
+  }
+  auto audit = celos::make_rate_limited_audit_sink(
+      std::move(audit_store),
+      {.on_suppressed = [&metrics](std::uint64_t n) { metrics.count_audit_suppressed(n); }});
   auto hosts = opts.allowed_hosts.empty()
                    ? celos::default_host_policy(opts.host, "")
                    : *celos::parse_allowed_hosts(opts.allowed_hosts);
@@ -254,6 +281,7 @@ int main(int argc, char** argv) try {
   server_options.port = static_cast<std::uint16_t>(opts.port);
   auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
   spdlog::info("listening on {}:{}", opts.host, server->port());
+  own_port = server->port();
   // The port is open first: /health/*, /metrics and /version answer while the files load,
   // everything else waits for the load (SPEC §16).
   const auto config = scheduler.reload();

@@ -228,7 +228,9 @@ class BackoffAndNotifyTest(OperatorBase):
         self.addCleanup(receiver.close)
         wf = workflow_js("n", command="exit 1", extra=', "url": "http://wiki/n", "notify": '
                          '[{"on": ["KILLED", "FAILURE"], "webhook": "%s/n"}]' % receiver.url)
-        self.start({"n.js": wf}, args=["--notify-webhook", receiver.url + "/all"])
+        # The receiver is on loopback: refused without --allow-loopback-webhooks (issue 33).
+        self.start({"n.js": wf}, args=["--notify-webhook", receiver.url + "/all",
+                                       "--allow-loopback-webhooks"])
         self.step()
         self.step()
         self.run_until_final("n", ["2015-09-13T00:00Z"])

@@ -124,7 +124,9 @@ class Api {
   HttpServerResponse dispatch(const HttpServerRequest& request) const;
   HttpServerResponse run_route(const Route& route, const HttpServerRequest& request,
                                const RouteTable::Match& match, const std::string& token) const;
-  void audit(const HttpServerRequest& request, const std::string& token, int status) const;
+  // `refused`: by check() (Host/Origin, token), before any route ran: rate-limited per client.
+  void audit(const HttpServerRequest& request, const std::string& token, int status,
+             bool refused = false) const;
 
   Scheduler& scheduler_;
   ApiOptions options_;

@@ -61,6 +61,11 @@ class Metrics final : public SchedulerListener {
   void observe_external_call(std::string_view service, std::string_view operation,
                              double seconds, bool ok);
   void count_notification_dropped();
+  // Refusals not written to the audit trail (rate limit; celos_audit_suppressed_total) and
+  // webhooks not called because they point at loopback or this server
+  // (celos_webhooks_refused_total).
+  void count_audit_suppressed(std::uint64_t records);
+  void count_webhook_refused();
   void set_maintenance(MaintenanceMode mode);
   // celos_leader: the cluster's view (a file-backend server is always the leader).
   void set_leader_source(std::function<bool()> is_leader);
@@ -84,6 +89,8 @@ class Metrics final : public SchedulerListener {
   std::vector<std::unique_ptr<Histogram>> call_durations_;  // [service][operation]
   std::array<std::atomic<std::uint64_t>, kHttpCodes> http_{};
   std::atomic<std::uint64_t> notifications_dropped_{0};
+  std::atomic<std::uint64_t> audit_suppressed_{0};
+  std::atomic<std::uint64_t> webhooks_refused_{0};
   std::atomic<int> maintenance_{0};
   std::function<bool()> is_leader_;
   // The slots the last step looked at, by status (adjusted by API changes since); written by

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,11 @@ struct NotifierOptions {
   // Called (under the queue's lock: keep it quick) for every notification dropped because the
   // queue was full: celos_notifications_dropped_total.
   std::function<void()> on_drop = {};
+  // The reason a webhook must not be called (celos/webhook_guard.h), checked before each send;
+  // empty = every webhook may be called. A refused notification is logged, not retried, and
+  // reported to `on_refused` (celos_webhooks_refused_total).
+  std::function<std::optional<std::string>(const std::string& url)> refuse = {};
+  std::function<void()> on_refused = {};
 };
 
 struct Notification {
@@ -67,15 +73,17 @@ class NotificationQueue {
   std::uint64_t dropped() const;      // celos_notifications_dropped_total
   std::uint64_t delivered() const;
   std::uint64_t undeliverable() const;
+  std::uint64_t refused() const;
 
  private:
   void push(Notification n);
+  bool refused_now(const Notification& n);  // logged and counted when refused
   std::string payload(const SlotChange& change, const Workflow* workflow);
 
   NotifierOptions options_;
   mutable std::mutex mutex_;
   std::deque<Notification> queue_;
-  std::uint64_t dropped_ = 0, delivered_ = 0, undeliverable_ = 0, counter_ = 0;
+  std::uint64_t dropped_ = 0, delivered_ = 0, undeliverable_ = 0, refused_ = 0, counter_ = 0;
   std::string id_prefix_;
 };
 

@@ -45,6 +45,10 @@ struct ServerOptions {
   std::string slurm_bin_dir;
   // --notify-webhook URL (repeatable): notified of FAILURE and WAIT_TIMEOUT of every workflow.
   std::vector<std::string> notify_webhooks;
+  // --allow-loopback-webhooks: webhooks may call loopback and this server (celos/webhook_guard.h).
+  bool allow_loopback_webhooks = false;
+  // --audit-keep-days: days of audit trail kept (rolled audit.log files; rows of the table).
+  int audit_keep_days = 90;
   // State backends and the cluster (SPEC §11, §16).
   std::string state_db;            // --state-db URI; empty = file:<db_dir>
   std::string import_db_dir;       // --import-db DIR: copy DIR into --state-db and exit

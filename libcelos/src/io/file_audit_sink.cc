@@ -1,19 +1,21 @@
-// <logs>/audit.log: one JSON line per mutating request (SPEC §13), rolled daily.
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <mutex>
-#include <sstream>
+// <logs>/audit.log: one JSON line per mutating request (SPEC §13), rolled daily, read backwards.
+#include <fcntl.h>
+#include <unistd.h>
 
-#include <boost/json.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
 #include <spdlog/spdlog.h>
 
 #include "celos/audit.h"
+#include "io/backward_lines.h"
 
 namespace celos {
 namespace {
 
-namespace json = boost::json;
 namespace fs = std::filesystem;
 
 constexpr std::string_view kFile = "audit.log";
@@ -21,33 +23,51 @@ constexpr std::string_view kFile = "audit.log";
 class FileAuditSink final : public AuditSink {
  public:
   FileAuditSink(std::string directory, int keep_days)
-      : dir_(std::move(directory)), keep_days_(keep_days) {}
+      : dir_(std::move(directory)), keep_days_(std::max(keep_days, 0)) {
+    std::lock_guard lock(mutex_);
+    remove_expired();
+  }
 
   void append(const AuditRecord& record) override {
     std::lock_guard lock(mutex_);
     roll_if_new_day(record.time);
-    std::ofstream out(path(), std::ios::app | std::ios::binary);
-    out << audit_record_to_json(record) << '\n';
-    out.flush();
-    if (!out) spdlog::error("cannot append to {}", path());
+    const std::string line = audit_record_to_json(record) + '\n';
+    // One write(2) of the whole line with O_APPEND: concurrent writers never interleave.
+    const int fd = ::open(path().c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+    if (fd < 0) {
+      spdlog::error("cannot open {} to append: {}", path(), std::strerror(errno));
+      return;
+    }
+    ssize_t written = 0;
+    do {
+      written = ::write(fd, line.data(), line.size());
+    } while (written < 0 && errno == EINTR);
+    if (written != static_cast<ssize_t>(line.size())) {
+      spdlog::error("cannot append to {}: {}", path(),
+                    written < 0 ? std::strerror(errno) : "short write (disk full?)");
+    }
+    ::close(fd);
   }
 
+  // Newest first: audit.log, then the rolled files newest day first, each read from its end.
   Result<std::vector<AuditRecord>> latest(std::optional<Time> since, std::size_t limit) override {
-    std::lock_guard lock(mutex_);
+    std::vector<std::string> files;
+    {
+      std::lock_guard lock(mutex_);
+      files = files_newest_first();
+    }
     std::vector<AuditRecord> out;
-    for (const std::string& file : files_newest_first()) {
-      std::ifstream in(file, std::ios::binary);
-      std::vector<std::string> lines;
-      for (std::string line; std::getline(in, line);) {
-        if (!line.empty()) lines.push_back(std::move(line));
-      }
-      for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-        auto record = audit_record_from_json(*it);
-        if (!record) continue;  // a torn last line of a crash: skip it
-        if (since && record->time < *since) return out;  // older ones follow
+    bool done = limit == 0;
+    for (const std::string& file : files) {
+      if (done) break;
+      auto read = for_each_line_backwards(file, [&](std::string_view line) {
+        auto record = audit_record_from_json(line);
+        if (!record) return true;  // a torn last line of a crash: skip it
+        if (since && record->time < *since) return !(done = true);  // older ones follow
         out.push_back(std::move(*record));
-        if (out.size() >= limit) return out;
-      }
+        return !(done = out.size() >= limit);
+      });
+      if (!read) return tl::unexpected(read.error());
     }
     return out;
   }
@@ -63,6 +83,7 @@ class FileAuditSink final : public AuditSink {
       const std::string name = entry.path().filename().string();
       if (name.rfind(std::string(kFile) + ".", 0) == 0) rolled.push_back(entry.path().string());
     }
+    if (ec) spdlog::error("cannot list {}: {}", dir_, ec.message());
     std::sort(rolled.rbegin(), rolled.rend());
     rolled.insert(rolled.begin(), path());
     return rolled;
@@ -71,10 +92,12 @@ class FileAuditSink final : public AuditSink {
   // The day of the records in audit.log: remembered, or read from its last record at start.
   std::optional<std::string> file_day() {
     if (day_) return day_;
-    std::ifstream in(path(), std::ios::binary);
-    for (std::string line; std::getline(in, line);) {
-      if (auto record = audit_record_from_json(line)) day_ = format_day(record->time);
-    }
+    auto read = for_each_line_backwards(path(), [this](std::string_view line) {
+      auto record = audit_record_from_json(line);
+      if (record) day_ = format_day(record->time);
+      return !record;  // the last readable record decides
+    });
+    if (!read) spdlog::error("{}", read.error().message);
     return day_;
   }
 
@@ -85,10 +108,17 @@ class FileAuditSink final : public AuditSink {
     if (!day || *day == today) return;
     std::error_code ec;
     fs::rename(path(), path() + "." + *day, ec);
-    if (ec) spdlog::error("cannot roll {}: {}", path(), ec.message());
+    if (ec) spdlog::error("cannot roll {} to {}.{}: {}", path(), path(), *day, ec.message());
+    remove_expired();
+  }
+
+  // Keeps the newest `keep_days_` rolled files.
+  void remove_expired() {
     auto rolled = files_newest_first();
     for (std::size_t i = 1 + static_cast<std::size_t>(keep_days_); i < rolled.size(); ++i) {
+      std::error_code ec;
       fs::remove(rolled[i], ec);
+      if (ec) spdlog::error("cannot remove the expired audit file {}: {}", rolled[i], ec.message());
     }
   }
 
@@ -99,43 +129,6 @@ class FileAuditSink final : public AuditSink {
 };
 
 }  // namespace
-
-std::string audit_record_to_json(const AuditRecord& r) {
-  return json::serialize(json::object{
-      {"time", format_time(r.time)},
-      {"node", r.node},
-      {"client", r.client},
-      {"token", r.token ? json::value(*r.token) : json::value(nullptr)},
-      {"method", r.method},
-      {"path", r.path},
-      {"query", r.query},
-      {"status", r.status}});
-}
-
-Result<AuditRecord> audit_record_from_json(std::string_view text) {
-  boost::system::error_code ec;
-  const json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return fail("audit record is not a JSON object", ErrorCode::kCorrupt);
-  const json::object& o = v.get_object();
-  AuditRecord r;
-  auto str = [&o](const char* key) -> std::string {
-    const json::value* x = o.if_contains(key);
-    return x && x->is_string() ? std::string(x->get_string()) : std::string();
-  };
-  auto time = parse_time(str("time"));
-  if (!time) return fail("audit record without a time", ErrorCode::kCorrupt);
-  r.time = *time;
-  r.node = str("node");
-  r.client = str("client");
-  if (const json::value* t = o.if_contains("token"); t && t->is_string()) r.token = str("token");
-  r.method = str("method");
-  r.path = str("path");
-  r.query = str("query");
-  if (const json::value* s = o.if_contains("status"); s && s->is_int64()) {
-    r.status = static_cast<int>(s->get_int64());
-  }
-  return r;
-}
 
 std::unique_ptr<AuditSink> make_file_audit_sink(std::string directory, int keep_days) {
   return std::make_unique<FileAuditSink>(std::move(directory), keep_days);

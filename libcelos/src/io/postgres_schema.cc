@@ -38,6 +38,13 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX celos_history_slot ON celos_history (workflow, slot_time, id);",
     // 3 -> 4: the maintenance mode (SPEC §13), one row holding its JSON record.
     "CREATE TABLE celos_maintenance (id integer PRIMARY KEY CHECK (id = 1), record text NOT NULL);",
+    // 4 -> 5: the audit trail of every node (SPEC §13; io/postgres_audit_sink.cc).
+    "CREATE TABLE IF NOT EXISTS celos_audit ("
+    "  id bigserial PRIMARY KEY, at timestamptz NOT NULL, node text NOT NULL,"
+    "  client text NOT NULL, token text, method text NOT NULL, path text NOT NULL,"
+    "  query text NOT NULL, status integer NOT NULL, truncated jsonb,"
+    "  suppressed bigint NOT NULL DEFAULT 0);"
+    "CREATE INDEX IF NOT EXISTS celos_audit_at ON celos_audit (at, id);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

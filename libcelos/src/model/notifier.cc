@@ -93,6 +93,7 @@ std::optional<Time> NotificationQueue::send_due(Time now) {
       n = std::move(*due);
       queue_.erase(due);
     }
+    if (refused_now(n)) continue;
     HttpRequest request;
     request.method = "POST";
     request.url = n.webhook;
@@ -121,6 +122,24 @@ std::optional<Time> NotificationQueue::send_due(Time now) {
     std::lock_guard lock(mutex_);
     queue_.push_back(std::move(n));
   }
+}
+
+bool NotificationQueue::refused_now(const Notification& n) {
+  if (!options_.refuse) return false;
+  const auto why = options_.refuse(n.webhook);
+  if (!why) return false;
+  spdlog::error("notification to {} refused: {} (a webhook may not call loopback or this "
+                "server; --allow-loopback-webhooks allows it): {}",
+                n.webhook, *why, n.body);
+  if (options_.on_refused) options_.on_refused();
+  std::lock_guard lock(mutex_);
+  ++refused_;
+  return true;
+}
+
+std::uint64_t NotificationQueue::refused() const {
+  std::lock_guard lock(mutex_);
+  return refused_;
 }
 
 std::size_t NotificationQueue::size() const {

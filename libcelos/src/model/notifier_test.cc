@@ -120,6 +120,25 @@ TEST_CASE("a full queue drops its oldest notification and counts it") {
   CHECK(reported == 1);  // what celos_notifications_dropped_total counts
 }
 
+TEST_CASE("a refused webhook is not called, not retried, and counted") {
+  World w;
+  auto options = w.options();
+  int reported = 0;
+  options.refuse = [](const std::string& url) -> std::optional<std::string> {
+    if (url == "http://hooks/all") return std::string("hooks is a loopback address");
+    return std::nullopt;
+  };
+  options.on_refused = [&reported] { ++reported; };
+  NotificationQueue queue(options);
+  queue.add(World::change("wf", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
+  CHECK(queue.send_due(kT) == std::nullopt);  // nothing left to retry
+  REQUIRE(w.http->requests.size() == 1);
+  CHECK(w.http->requests[0].url == "http://hooks/wf");
+  CHECK(queue.refused() == 1);
+  CHECK(reported == 1);
+  CHECK(queue.delivered() == 1);
+}
+
 TEST_CASE("the notifier delivers from its own thread") {
   World w;
   auto config = std::make_shared<WorkflowConfig>(w.config);

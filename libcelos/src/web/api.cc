@@ -94,7 +94,7 @@ Api::Checked Api::check(const HttpServerRequest& request) const {
   if (options_.hosts) {
     const bool writes = mutating || (request.method != "GET" && request.method != "HEAD");
     if (auto refused = check_host_and_origin(*options_.hosts, request, writes)) {
-      if (mutating) audit(request, "", 403);
+      if (mutating) audit(request, "", 403, true);
       c.refusal = json_error(403, *refused);
       return c;
     }
@@ -106,7 +106,7 @@ Api::Checked Api::check(const HttpServerRequest& request) const {
   } else {
     AuthResult auth = authorize(options_.auth, c.match.route->role, mutating, request);
     if (auth.refusal) {
-      if (mutating) audit(request, auth.token_name, auth.refusal->status);
+      if (mutating) audit(request, auth.token_name, auth.refusal->status, true);
       c.refusal = std::move(auth.refusal);
     }
     c.token = std::move(auth.token_name);
@@ -147,7 +147,8 @@ void Api::audit_answer(const HttpServerRequest& request, int status) const {
   if (!c.refusal) audit(request, c.token, status);  // a refusal was audited by check()
 }
 
-void Api::audit(const HttpServerRequest& request, const std::string& token, int status) const {
+void Api::audit(const HttpServerRequest& request, const std::string& token, int status,
+                bool refused) const {
   if (options_.audit == nullptr || request.audited_by_peer) return;
   AuditRecord record;
   record.time = now();
@@ -160,6 +161,8 @@ void Api::audit(const HttpServerRequest& request, const std::string& token, int 
   const auto question = request.target.find('?');
   if (question != std::string::npos) record.query = request.target.substr(question + 1);
   record.status = status;
+  record.refused = refused;
+  bound_audit_record(record);  // a 15 KB query costs the log 2 KB at most
   options_.audit->append(record);
 }
 

@@ -107,6 +107,14 @@ void Metrics::observe_external_call(std::string_view service, std::string_view o
   if (ok && operation == "submit") submissions_[si].fetch_add(1, std::memory_order_relaxed);
 }
 
+void Metrics::count_audit_suppressed(std::uint64_t records) {
+  audit_suppressed_.fetch_add(records, std::memory_order_relaxed);
+}
+
+void Metrics::count_webhook_refused() {
+  webhooks_refused_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void Metrics::count_notification_dropped() {
   notifications_dropped_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -190,6 +198,14 @@ std::string Metrics::render(const WorkflowConfig* config) const {
          "Notifications that could not be queued or delivered.");
   fmt::format_to(std::back_inserter(out), "celos_notifications_dropped_total {}\n",
                  notifications_dropped_.load(std::memory_order_relaxed));
+  header(out, "celos_audit_suppressed_total", "counter",
+         "Refused requests not written to the audit trail (per-client rate limit).");
+  fmt::format_to(std::back_inserter(out), "celos_audit_suppressed_total {}\n",
+                 audit_suppressed_.load(std::memory_order_relaxed));
+  header(out, "celos_webhooks_refused_total", "counter",
+         "Notifications not sent: the webhook points at loopback or this server.");
+  fmt::format_to(std::back_inserter(out), "celos_webhooks_refused_total {}\n",
+                 webhooks_refused_.load(std::memory_order_relaxed));
   return out;
 }
 

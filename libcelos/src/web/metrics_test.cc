@@ -48,7 +48,8 @@ TEST_CASE("Every line of /metrics is valid text format 0.0.4 and every metric is
                            "celos_workflow_load_errors", "celos_slots", "celos_submissions_total",
                            "celos_external_call_errors_total", "celos_external_call_duration_seconds",
                            "celos_http_requests_total", "celos_leader", "celos_maintenance",
-                           "celos_notifications_dropped_total"}) {
+                           "celos_notifications_dropped_total", "celos_audit_suppressed_total",
+                           "celos_webhooks_refused_total"}) {
     CHECK(typed.count(name));
   }
 }

@@ -60,7 +60,11 @@ constexpr const char* kComponents = R"json({
       "properties": {"time": {"type": "string", "format": "date-time"}, "node": {"type": "string"},
         "client": {"type": "string"}, "token": {"type": "string", "nullable": true},
         "method": {"type": "string"}, "path": {"type": "string"}, "query": {"type": "string"},
-        "status": {"type": "integer"}}}
+        "status": {"type": "integer"},
+        "truncated": {"type": "object", "additionalProperties": {"type": "integer"},
+          "description": "fields cut to their limit, with their original size in bytes"},
+        "suppressed": {"type": "integer",
+          "description": "this record stands for that many refusals of the client (rate limit)"}}}
   }
 })json";
 

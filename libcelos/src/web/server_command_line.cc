@@ -22,7 +22,8 @@ constexpr const char* kUsage =
     "                    [--state-db URI] [--node-id ID]\n"
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
     "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
-    "                    [--notify-webhook URL]...\n"
+    "                    [--notify-webhook URL]... [--allow-loopback-webhooks]\n"
+    "                    [--audit-keep-days N]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -57,6 +58,10 @@ po::options_description describe_server_options() {
       ("auth-reads", "reads need a viewer token too (needs --auth-tokens)")
       ("notify-webhook", po::value<std::vector<std::string>>()->composing(),
        "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")
+      ("allow-loopback-webhooks",
+       "let webhooks call loopback addresses and this server (refused by default)")
+      ("audit-keep-days", po::value<int>()->default_value(d.audit_keep_days),
+       "days of audit trail kept (rolled audit.log files, rows of the PostgreSQL table), 1-36500")
       ("slurm-bin", po::value<std::string>(),
        "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
        "default: found in PATH")
@@ -203,6 +208,11 @@ Result<void> read_api_options(const po::variables_map& vm, ServerOptions& option
     options.auth_tokens = absolute_directory(file);
   }
   options.auth_reads = vm.count("auth-reads") > 0;
+  options.allow_loopback_webhooks = vm.count("allow-loopback-webhooks") > 0;
+  options.audit_keep_days = vm["audit-keep-days"].as<int>();
+  if (options.audit_keep_days < 1 || options.audit_keep_days > 36500) {
+    return fail("--audit-keep-days must be between 1 and 36500", ErrorCode::kInvalid);
+  }
   if (options.auth_reads && options.auth_tokens.empty()) {
     return fail("--auth-reads needs --auth-tokens", ErrorCode::kInvalid);
   }

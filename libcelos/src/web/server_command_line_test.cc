@@ -249,3 +249,19 @@ TEST_CASE("server options: --jobs-dir places the job directories, by default und
   CHECK(given->options->jobs_directory() == "/shared/jobs");
 }
 }  // namespace celos
+
+namespace celos {
+TEST_CASE("server options: --allow-loopback-webhooks and --audit-keep-days") {
+  auto defaults = parse({"--port", "1"});
+  REQUIRE(defaults);
+  CHECK_FALSE(defaults->options->allow_loopback_webhooks);
+  CHECK(defaults->options->audit_keep_days == 90);
+  auto set = parse({"--port", "1", "--allow-loopback-webhooks", "--audit-keep-days", "7"});
+  REQUIRE(set);
+  CHECK(set->options->allow_loopback_webhooks);
+  CHECK(set->options->audit_keep_days == 7);
+  auto result = parse({"--port", "1", "--audit-keep-days", "0"});
+  REQUIRE_FALSE(result);
+  CHECK_THAT(result.error().message, Catch::Contains("--audit-keep-days"));
+}
+}  // namespace celos

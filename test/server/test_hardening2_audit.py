@@ -1,0 +1,256 @@
+"""Issue 33, points 8 and 9 against the real celos-server: the audit trail under abuse (a flood
+of refused requests with 15 KB queries is rate-limited and counted; GET /api/v1/audit on a
+200 MB log reads from the end with bounded memory; with PostgreSQL every node writes one
+table), webhooks to loopback and to celos itself are refused, and a tokens file others may
+write stops start-up. Polls are bounded; nothing asserts on machine speed."""
+
+import datetime
+import hashlib
+import http.client
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from server_process import SERVER, CelosServer, poll  # noqa: E402
+from test_server import workflow_js  # noqa: E402
+import pg_util  # noqa: E402
+
+ADMIN = "a-secret-admin"
+ADMIN_HEADER = {"Authorization": "Bearer " + ADMIN}
+RECORD_MAX = 4096  # a bounded record's line (docs/operations.md)
+CLIENT_BURST, CLIENT_PER_SECOND = 20, 1
+
+
+def write_tokens(path, mode=0o600):
+    entry = {"name": "root-bot", "role": "admin", "sha256": hashlib.sha256(ADMIN.encode()).hexdigest()}
+    with open(path, "w") as f:
+        json.dump({"tokens": [entry]}, f)
+    os.chmod(path, mode)
+
+
+def metric(server, name):
+    for line in server.get("/metrics").body.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split(" ")[1])
+    return None
+
+
+def audit_lines(server):
+    path = os.path.join(server.logs, "audit.log")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def rss_peak_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class RefusedFloodTest(unittest.TestCase):
+    def setUp(self):
+        self.server = CelosServer(workflows={"wf.js": workflow_js("wf")}, start=False)
+        self.tokens = os.path.join(self.server.root, "tokens.json")
+        write_tokens(self.tokens)
+        self.server.args = ["--auth-tokens", self.tokens]
+        self.server.start()
+
+    def tearDown(self):
+        self.server.close()
+
+    def test_a_flood_of_refused_requests_is_rate_limited_truncated_and_counted(self):
+        query = "id=wf&paused=true&junk=" + "x" * 15000
+        flood = 600
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.port, timeout=30)
+        started = time.monotonic()
+        for _ in range(flood):
+            conn.request("POST", "/api/v1/pause?" + query, body=b"")
+            reply = conn.getresponse()
+            reply.read()
+            self.assertEqual(reply.status, 401)  # every refusal is still answered
+        elapsed = time.monotonic() - started
+        conn.close()
+        written = poll(lambda: audit_lines(self.server), "the refusals to be audited")
+        # Within the client's budget: its burst plus its rate over the flood's duration.
+        self.assertLessEqual(len(written), CLIENT_BURST + CLIENT_PER_SECOND * (elapsed + 1) + 1)
+        size = os.path.getsize(os.path.join(self.server.logs, "audit.log"))
+        self.assertLessEqual(size, len(written) * RECORD_MAX)
+        for record in written:
+            self.assertEqual(record["status"], 401)
+            self.assertEqual(record["truncated"]["query"], len(query))
+            self.assertLess(len(record["query"]), 4096)
+        suppressed = metric(self.server, "celos_audit_suppressed_total")
+        self.assertEqual(suppressed, flood - len(written))
+        # Once the client is back under its budget, one record counts what was left out.
+        time.sleep(1.5)  # refills one token of the bucket (1 per second)
+        self.assertEqual(self.server.post("/api/v1/pause?id=wf&paused=true").status, 401)
+        records = self.server.get("/api/v1/audit?limit=5", headers=ADMIN_HEADER).json["records"]
+        summary = [r for r in records if r.get("suppressed")]
+        self.assertEqual(len(summary), 1, records)
+        self.assertEqual(summary[0]["suppressed"], suppressed)
+        self.assertEqual(summary[0]["path"], "/api/v1/pause")
+        self.assertEqual(records[0]["query"], "id=wf&paused=true")  # the newest, after it
+
+    def test_accepted_mutations_are_never_suppressed(self):
+        for _ in range(CLIENT_BURST + 30):
+            self.assertEqual(self.server.post("/api/v1/pause?id=wf&paused=false",
+                                              headers=ADMIN_HEADER).status, 200)
+        accepted = [r for r in audit_lines(self.server) if r["status"] == 200]
+        self.assertEqual(len(accepted), CLIENT_BURST + 30)
+        self.assertEqual(metric(self.server, "celos_audit_suppressed_total"), 0)
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class LargeAuditLogTest(unittest.TestCase):
+    def test_the_latest_record_of_a_200_mb_log_is_read_with_bounded_memory(self):
+        server = CelosServer(workflows={"wf.js": workflow_js("wf")}, start=False)
+        self.addCleanup(server.close)
+        tokens = os.path.join(server.root, "tokens.json")
+        write_tokens(tokens)
+        server.args = ["--auth-tokens", tokens]
+        os.makedirs(server.logs)
+        today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+        line = json.dumps({"time": today + "T00:00:00.000Z", "node": "old:1", "client": "10.0.0.1",
+                           "token": None, "method": "POST", "path": "/api/v1/pause",
+                           "query": "id=wf&junk=" + "y" * 1900, "status": 401}) + "\n"
+        block = line * 1000
+        with open(os.path.join(server.logs, "audit.log"), "w") as f:
+            for _ in range(100):  # 100 x 1000 x ~2 KB = 200 MB
+                f.write(block)
+            f.write(json.dumps({"time": today + "T00:00:01.000Z", "node": "old:1",
+                                "client": "10.0.0.2", "token": "root-bot", "method": "POST",
+                                "path": "/api/v1/maintenance", "query": "mode=off",
+                                "status": 200}) + "\n")
+        self.assertGreater(os.path.getsize(os.path.join(server.logs, "audit.log")), 200e6)
+        server.start()
+        self.assertEqual(server.get("/api/v1/maintenance", headers=ADMIN_HEADER).status, 200)
+        before = rss_peak_kb(server.process.pid)  # loaded, before any read of the audit log
+        for limit in (1, 1, 1000):
+            reply = server.get("/api/v1/audit?limit=%d" % limit, headers=ADMIN_HEADER)
+            self.assertEqual(reply.status, 200, reply)
+            self.assertEqual(len(reply.json["records"]), limit)
+        growth_mb = (rss_peak_kb(server.process.pid) - before) / 1024
+        self.assertLess(growth_mb, 40, "peak RSS grew by %.0f MB reading the audit log" % growth_mb)
+        newest = server.get("/api/v1/audit?limit=1", headers=ADMIN_HEADER).json["records"][0]
+        self.assertEqual(newest["path"], "/api/v1/maintenance")
+        since = server.get("/api/v1/audit?since=%sT00:00:01.000Z" % today, headers=ADMIN_HEADER)
+        self.assertEqual([r["client"] for r in since.json["records"]], ["10.0.0.2"])
+
+
+class Receiver:
+    """Records the paths POSTed to it."""
+
+    def __init__(self):
+        self.paths = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                outer.paths.append(self.path)
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class LoopbackWebhookTest(unittest.TestCase):
+    def test_webhooks_to_loopback_and_to_celos_itself_are_refused(self):
+        receiver = Receiver()
+        self.addCleanup(receiver.close)
+        server = CelosServer(start=False)
+        self.addCleanup(server.close)
+        own = "http://127.0.0.1:%d/api/v1/maintenance?mode=pause" % server.port
+        hooks = [{"on": ["KILLED"], "webhook": own},
+                 {"on": ["KILLED"], "webhook": receiver.url + "/n"},
+                 {"on": ["KILLED"], "webhook": "http://localhost:%d/n" % server.port}]
+        server.write_workflow("n.js", workflow_js("n", extra=', "notify": ' + json.dumps(hooks)))
+        server.start()
+        self.assertEqual(server.post("/kill?id=n&time=2015-09-13T05:00Z").status, 200)
+        poll(lambda: metric(server, "celos_webhooks_refused_total") == 3,
+             "three refused webhooks to be counted")
+        self.assertEqual(receiver.paths, [])
+        self.assertEqual(server.get("/api/v1/maintenance").json["mode"], "off")
+        with open(os.path.join(server.logs, "celos.log")) as f:
+            log = f.read()
+        self.assertIn("notification to %s refused: 127.0.0.1 is a loopback address" % own, log)
+        self.assertIn("--allow-loopback-webhooks", log)
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class TokensFileModeTest(unittest.TestCase):
+    def test_a_world_writable_tokens_file_stops_start_up(self):
+        server = CelosServer(start=False)
+        self.addCleanup(server.close)
+        tokens = os.path.join(server.root, "tokens.json")
+        write_tokens(tokens, mode=0o666)
+        p = subprocess.run(server.command() + ["--auth-tokens", tokens], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn(tokens, p.stderr)
+        self.assertIn("mode 0666", p.stderr)
+        self.assertIn("chmod go-w", p.stderr)
+
+
+@unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
+class ClusterAuditTest(unittest.TestCase):
+    def test_a_mutation_audited_on_one_node_is_read_through_another(self):
+        why_not = pg_util.available()
+        if why_not:
+            self.skipTest(why_not)
+        pg = pg_util.PrivatePostgres()
+        self.addCleanup(pg.close)
+        uri = pg.create_database("audit")
+        shared = tempfile.mkdtemp(prefix="celos-audit-jobs-")
+        self.addCleanup(shutil.rmtree, shared, True)
+        nodes = {}
+        for name in ("a", "b"):
+            node = CelosServer(workflows={"wf.js": workflow_js("wf")}, start=False,
+                               args=["--state-db", uri, "--node-id", name, "--lease-seconds", "3",
+                                     "--cluster-name", "audit"])
+            node.db_flag = shared
+            node.start()
+            self.addCleanup(node.close)
+            nodes[name] = node
+        reply = poll(lambda: (lambda r: r if r.status == 200 else None)(
+            nodes["a"].post("/api/v1/pause?id=wf&paused=true")), "a mutation through node a")
+        self.assertEqual(reply.status, 200)
+
+        def through_b():
+            records = nodes["b"].get("/api/v1/audit?limit=10").json["records"]
+            return [r for r in records if r["node"] == "a" and r["status"] == 200]
+        found = poll(through_b, "node a's audit record to be readable through node b")
+        self.assertEqual(found[0]["path"], "/api/v1/pause")
+        self.assertEqual(found[0]["query"], "id=wf&paused=true")
+        # Node b's own file never saw it: the table answered.
+        self.assertFalse([r for r in audit_lines(nodes["b"]) if r["node"] == "a"])
+
+
+if __name__ == "__main__":
+    unittest.main()
