@@ -139,10 +139,23 @@ TEST_CASE("Mutating requests are audited, accepted or refused, with the token's 
   CHECK(w.audit.records[1].node == "here:1");
   CHECK(w.audit.records[1].query == "id=wf&paused=true");
   CHECK(w.audit.records[2].status == 403);
+  // Refusals of the check (rate-limited by the sink) are told from answers of a route.
+  CHECK(w.audit.records[0].refused);
+  CHECK_FALSE(w.audit.records[1].refused);
+  CHECK(w.audit.records[2].refused);
   const auto listed = w.call_json("GET", "/api/v1/audit", 200, kAdmin);
   CHECK(listed.at("records").as_array().size() == 3);
   CHECK(w.call("GET", "/api/v1/audit", kOperator).status == 403);
   CHECK(w.call("GET", "/api/v1/audit?limit=0", kAdmin).status == 400);
+}
+
+TEST_CASE("An audited request's long query is cut to its limit and marked") {
+  World w(true);
+  const std::string junk(15000, 'x');
+  w.call("POST", "/api/v1/pause?id=wf&paused=true&junk=" + junk);
+  REQUIRE(w.audit.records.size() == 1);
+  CHECK(w.audit.records[0].query.size() == AuditFieldLimits::kQuery);
+  CHECK(w.audit.records[0].truncated.at("query") == junk.size() + 23);
 }
 
 TEST_CASE("Maintenance is stored, keeps its since when set again and answers the running slots") {
