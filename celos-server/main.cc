@@ -183,7 +183,11 @@ int main(int argc, char** argv) try {
   celos::StateDatabaseOptions db_options;
   db_options.connect_later = true;
   auto fence = std::make_shared<celos::WriteFence>();
-  if (opts.uses_postgres()) db_options.fence = fence;  // only the leader writes (SPEC §11)
+  if (opts.uses_postgres()) {
+    db_options.fence = fence;  // only the leader writes (SPEC §11)
+    // No session may hold locks long after its node stopped answering (issue 33).
+    db_options.session_lease = std::chrono::seconds(opts.lease_seconds);
+  }
   auto opened_db = celos::open_state_database(opts.state_db_uri(), db_options);
   if (!opened_db) {
     if (opened_db.error().code == celos::ErrorCode::kInvalid) {
@@ -273,7 +277,8 @@ int main(int argc, char** argv) try {
                              },
                              .node = cluster->node_id(),
                              .jobs_dir = opts.jobs_directory(),  // /api/v1/slot-log
-                             .may_step = [&cluster] { return cluster->is_leader(); }});
+                             .may_step = [&cluster] { return cluster->is_leader(); },
+                             .clock_skew = [&cluster] { return cluster->clock_skew(); }});
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
   celos::HttpServerOptions server_options;

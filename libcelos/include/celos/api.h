@@ -66,6 +66,9 @@ struct ApiOptions {
   std::string jobs_dir = {};
   // Cluster (SPEC §11): when set and false, step() does nothing (a standby never steps).
   std::function<bool()> may_step = {};
+  // The database's clock minus this node's (Cluster::clock_skew), for /health/ready's "clock"
+  // check and celos_clock_skew_seconds; empty or nothing = not measured.
+  std::function<std::optional<std::chrono::milliseconds>()> clock_skew = {};
 };
 
 class Api {

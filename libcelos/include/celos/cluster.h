@@ -63,7 +63,14 @@ class Cluster {
   // Gives up the lease and does not campaign for `hold`; returns until when. kInvalid when
   // there is no lease to give up (the file backend: HTTP 409).
   [[nodiscard]] virtual Result<Time> step_down(std::chrono::seconds hold) = 0;
+  // The database's clock minus this node's, as last measured (the lease renewal asks the
+  // database's time each lease/3); nothing before the first measurement or without a database.
+  virtual std::optional<std::chrono::milliseconds> clock_skew() const { return std::nullopt; }
 };
+
+// Skew beyond this is warned about (log, /health/ready's "clock" check, celos_clock_skew_seconds):
+// a node steps at its own clock, the lease is judged by the database's.
+inline constexpr std::chrono::milliseconds kClockSkewWarning{2000};
 
 struct ClusterOptions {
   std::string name = "celos";

@@ -69,6 +69,8 @@ class Metrics final : public SchedulerListener {
   void set_maintenance(MaintenanceMode mode);
   // celos_leader: the cluster's view (a file-backend server is always the leader).
   void set_leader_source(std::function<bool()> is_leader);
+  // celos_clock_skew_seconds: the database's clock minus this node's (nothing: not rendered).
+  void set_clock_skew_source(std::function<std::optional<double>()> seconds);
 
   // Slots in RUNNING as of the last step (adjusted by API kills since).
   int running_slots() const;
@@ -93,6 +95,7 @@ class Metrics final : public SchedulerListener {
   std::atomic<std::uint64_t> webhooks_refused_{0};
   std::atomic<int> maintenance_{0};
   std::function<bool()> is_leader_;
+  std::function<std::optional<double>()> clock_skew_;
   // The slots the last step looked at, by status (adjusted by API changes since); written by
   // the step and API mutations (serialized), read by scrapes.
   mutable std::mutex slots_mutex_;

@@ -10,6 +10,7 @@
 // Safe for one writer and any number of concurrent readers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -166,6 +167,10 @@ struct StateDatabaseOptions {
   bool connect_later = false;
   // postgresql: when set, every write is fenced by the lease it holds (no holder: refused).
   std::shared_ptr<const WriteFence> fence;
+  // postgresql: the cluster's lease; when set, every session is bounded by it (the server ends
+  // a session idle in a transaction after half of it, TCP keepalives and tcp_user_timeout notice
+  // a vanished peer), so that a node cut off or frozen mid-write holds no lock for long.
+  std::chrono::milliseconds session_lease{0};
 };
 
 // Opens the state database named by `uri` (SPEC §11, §16): `file:/abs`, `file:rel`,

@@ -31,7 +31,7 @@ class PostgresCluster final : public Cluster {
  public:
   PostgresCluster(std::string uri, ClusterOptions options, std::shared_ptr<WriteFence> fence)
       : uri_(std::move(uri)), options_(std::move(options)), fence_(std::move(fence)),
-        reads_(uri_) {
+        reads_(uri_, pg::SessionLimits{lease_ms()}) {
     tick();
     thread_ = std::thread([this] { loop(); });
   }
@@ -47,6 +47,11 @@ class PostgresCluster final : public Cluster {
   }
 
   const std::string& node_id() const override { return options_.node_id; }
+
+  std::optional<std::chrono::milliseconds> clock_skew() const override {
+    std::lock_guard lock(mutex_);
+    return skew_;
+  }
 
   bool is_leader() const override {
     std::lock_guard lock(mutex_);
@@ -94,7 +99,7 @@ class PostgresCluster final : public Cluster {
   // One round: renew or campaign, then heartbeat and learn the leader's URL.
   void tick() {
     if (!conn_) {
-      auto c = pg::connect(uri_);
+      auto c = pg::connect(uri_, pg::SessionLimits{lease_ms()});
       if (!c) {
         spdlog::warn("cluster: {}", c.error().message);
         return;
@@ -171,14 +176,34 @@ class PostgresCluster final : public Cluster {
                       {options_.name, options_.node_id, options_.url,
                        std::string(to_string(leader ? ClusterRole::kLeader : ClusterRole::kStandby))});
     if (!r) return tl::unexpected(r.error());
+    const Time asked = wall_now();
     r = pg::exec(conn_.get(),
-                 "SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
-                 "AND expires > now()",
+                 "SELECT (SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
+                 "AND expires > now()), (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                  {options_.name});
     if (!r) return tl::unexpected(r.error());
+    measure_skew(asked, wall_now(), ms_time(pg::field(r->get(), 0, 1)));
     std::lock_guard lock(mutex_);
-    leader_url_ = PQntuples(r->get()) == 1 ? pg::field(r->get(), 0, 0).value_or("") : "";
+    leader_url_ = pg::field(r->get(), 0, 0).value_or("");
     return {};
+  }
+
+  // The database's clock read between `asked` and `answered` (ours): the skew is its distance
+  // from the middle, known to within half the round trip. Warned about once per excursion.
+  void measure_skew(Time asked, Time answered, Time database) {
+    const auto round_trip = answered - asked;
+    if (round_trip > std::chrono::milliseconds(1000)) return;  // too slow to tell
+    const auto skew = database - (asked + round_trip / 2);
+    const bool skewed = std::chrono::abs(skew) - round_trip / 2 > kClockSkewWarning;
+    std::lock_guard lock(mutex_);
+    if (skewed && !skew_warned_) {
+      spdlog::warn("cluster: this node's clock is {:.1f} s {} the database's (more than {} s): "
+                   "it steps at its own clock; fix its time synchronization",
+                   std::abs(skew.count()) / 1000.0, skew.count() > 0 ? "behind" : "ahead of",
+                   kClockSkewWarning.count() / 1000);
+    }
+    skew_warned_ = skewed;
+    skew_ = skew;
   }
 
   Result<std::string> current_leader_url() const {
@@ -230,6 +255,8 @@ class PostgresCluster final : public Cluster {
   Steady::time_point valid_until_{};
   Steady::time_point hold_until_{};
   mutable std::string leader_url_;
+  std::optional<std::chrono::milliseconds> skew_;
+  bool skew_warned_ = false;
   std::thread thread_;
 };
 

@@ -41,11 +41,38 @@ std::string trimmed(const char* text) {
 
 }  // namespace
 
-Result<Conn> connect(const std::string& uri) {
+std::string session_settings(const SessionLimits& limits) {
+  std::string sql = "SET TIME ZONE 'UTC'";
+  const long long l = limits.lease.count();
+  if (l <= 0) return sql;
+  // Each at least a second: a lease of 2 s must not turn into timeouts of a few milliseconds.
+  const long long idle = std::max(1000LL, l / 2), probe = std::max(1LL, l / 3000);
+  return sql + fmt::format(
+                   "; SET idle_in_transaction_session_timeout = {}; SET lock_timeout = {}"
+                   "; SET tcp_keepalives_idle = {}; SET tcp_keepalives_interval = 1"
+                   "; SET tcp_keepalives_count = 3; SET tcp_user_timeout = {}",
+                   idle, std::max(1000LL, l), probe, std::max(1000LL, l));
+}
+
+Result<Conn> connect(const std::string& uri, const SessionLimits& limits) {
   // Our defaults first: keywords after the expanded URI would override the URI's own.
-  const char* keys[] = {"connect_timeout", "application_name", "dbname", nullptr};
-  const char* values[] = {"5", "celos", uri.c_str(), nullptr};
-  Conn conn(PQconnectdbParams(keys, values, 1));
+  const long long l = limits.lease.count();
+  const std::string probe = std::to_string(std::max(1LL, l / 3000));
+  const std::string unacked = std::to_string(std::max(1000LL, l));
+  std::vector<const char*> keys = {"connect_timeout", "application_name"};
+  std::vector<const char*> values = {"5", "celos"};
+  if (l > 0) {
+    for (const char* k : {"keepalives", "keepalives_idle", "keepalives_interval",
+                          "keepalives_count", "tcp_user_timeout"}) {
+      keys.push_back(k);
+    }
+    for (const char* v : {"1", probe.c_str(), "1", "3", unacked.c_str()}) values.push_back(v);
+  }
+  keys.push_back("dbname");
+  values.push_back(uri.c_str());
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  Conn conn(PQconnectdbParams(keys.data(), values.data(), 1));
   if (!conn) return fail("out of memory connecting to PostgreSQL");
   PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);  // NOTICEs: not errors
   if (PQstatus(conn.get()) != CONNECTION_OK) {
@@ -53,7 +80,7 @@ Result<Conn> connect(const std::string& uri) {
     return fail(fmt::format("state database at {}: {}", describe(conn.get()), message),
                 refused(message) ? ErrorCode::kInvalid : ErrorCode::kFailed);
   }
-  ResultPtr r(PQexec(conn.get(), "SET TIME ZONE 'UTC'"));
+  ResultPtr r(PQexec(conn.get(), session_settings(limits).c_str()));
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
     return fail(fmt::format("state database at {}: {}", describe(conn.get()),
                             trimmed(PQerrorMessage(conn.get()))));
@@ -143,6 +170,17 @@ std::string array_literal(const std::vector<Param>& values) {
   return out + "}";
 }
 
+std::string literal(PGconn* conn, std::string_view text) {
+  std::unique_ptr<char, decltype(&PQfreemem)> quoted(
+      PQescapeLiteral(conn, text.data(), text.size()), &PQfreemem);
+  return quoted ? std::string(quoted.get()) : std::string("NULL");
+}
+
+std::string sqlstate(PGresult* r) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  return state ? state : "";
+}
+
 std::optional<std::string> field(PGresult* r, int row, int col) {
   if (PQgetisnull(r, row, col)) return std::nullopt;
   return std::string(PQgetvalue(r, row, col), static_cast<std::size_t>(PQgetlength(r, row, col)));
@@ -157,7 +195,7 @@ Result<Conn> Pool::take() {
       return c;
     }
   }
-  return connect(uri_);
+  return connect(uri_, limits_);
 }
 
 void Pool::put(Conn conn) {

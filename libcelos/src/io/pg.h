@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,10 +28,27 @@ using ResultPtr = std::unique_ptr<PGresult, ResultDeleter>;
 // A text parameter; nullopt is SQL NULL.
 using Param = std::optional<std::string>;
 
-// Connects to `uri` (connect_timeout 5 s unless the URI says otherwise). On failure: kInvalid
-// when the server refused us (credentials, unknown database), kFailed when it could not be
-// reached. The message names host, port and database.
-[[nodiscard]] Result<Conn> connect(const std::string& uri);
+// How long a session may outlive its client's responsiveness (issue 33): a cluster node's
+// sessions must never hold locks longer than a fraction of the lease, whatever happens to the
+// node (a partition, a frozen VM). `lease` zero: no bounds (--import-db's one long transaction).
+// With a lease L (see session_settings() for the exact values):
+// - the server ends a session idle in a transaction for L/2 (its row locks go with it);
+// - a lock is waited for at most L;
+// - both sides probe an idle connection by TCP keepalive after L/3 (1 s apart, 3 probes) and
+//   drop it when data sent stays unacknowledged for L (tcp_user_timeout): a peer that vanished
+//   is noticed within about L + 3 s instead of the kernel's 15 min to 2 h.
+struct SessionLimits {
+  std::chrono::milliseconds lease{0};
+};
+
+// The SET statements (one script) that put `limits` on a session, with the time zone UTC.
+std::string session_settings(const SessionLimits& limits);
+
+// Connects to `uri` (connect_timeout 5 s unless the URI says otherwise; keepalives and
+// tcp_user_timeout from `limits` unless the URI sets them). On failure: kInvalid when the server
+// refused us (credentials, unknown database), kFailed when it could not be reached. The message
+// names host, port and database.
+[[nodiscard]] Result<Conn> connect(const std::string& uri, const SessionLimits& limits = {});
 
 // Runs one statement with text parameters. `what` prefixes the error message.
 [[nodiscard]] Result<ResultPtr> exec(PGconn* conn, const std::string& sql,
@@ -53,6 +71,13 @@ void copy_field(std::string& out, const Param& value, char end);
 // A PostgreSQL array literal of text elements ({"a","b",NULL}).
 std::string array_literal(const std::vector<Param>& values);
 
+// A string literal for SQL text ('…', or E'…' with backslashes), for the rare statement that
+// cannot take parameters (several statements in one message).
+std::string literal(PGconn* conn, std::string_view text);
+
+// The SQLSTATE of a failed result ("" when there is none).
+std::string sqlstate(PGresult* r);
+
 // The text of a field, or nullopt for NULL.
 std::optional<std::string> field(PGresult* r, int row, int col);
 
@@ -60,13 +85,15 @@ std::optional<std::string> field(PGresult* r, int row, int col);
 // one; give back healthy connections with put(). Thread-safe.
 class Pool {
  public:
-  explicit Pool(std::string uri) : uri_(std::move(uri)) {}
+  explicit Pool(std::string uri, SessionLimits limits = {})
+      : uri_(std::move(uri)), limits_(limits) {}
   [[nodiscard]] Result<Conn> take();
   void put(Conn conn);
   const std::string& uri() const { return uri_; }
 
  private:
   std::string uri_;
+  SessionLimits limits_;
   std::mutex mutex_;
   std::vector<Conn> idle_;
 };

@@ -4,9 +4,10 @@
 // back as epoch milliseconds, so no time zone or float rounding is involved. A batch of slot
 // states is written in one transaction with a few statements (io/postgres_slot_rows.cc: unnest
 // arrays, or COPY for a large batch): the first step of 1,000 workflows (168,000 states) is a
-// handful of round trips. Every write of a fenced database (a cluster node) first locks the lease row
-// FOR SHARE and checks its epoch in the same transaction, so a node that lost the lease cannot
-// write, and a takeover waits for a write in flight to commit.
+// handful of round trips. Every write of a fenced database (a cluster node) checks the lease's
+// epoch in the same message as its COMMIT (see commit_fenced()), so a node that lost the lease
+// cannot write, and no lock on the lease row ever waits for the node: a leader cut off or frozen
+// in the middle of a write cannot hold up the next leader's takeover (issue 33).
 //
 // The leader keeps what a step reads in a SlotCache (io/slot_cache.h), loaded by prefetch() in
 // three queries and kept up to date by its own writes: a steady step of 1,000 workflows makes
@@ -41,8 +42,9 @@ Result<Time> time_from_ms(const std::optional<std::string>& text) {
 
 class PostgresStateDatabase final : public StateDatabase {
  public:
-  PostgresStateDatabase(std::string uri, std::shared_ptr<const WriteFence> fence)
-      : pool_(std::move(uri)), fence_(std::move(fence)) {}
+  PostgresStateDatabase(std::string uri, const StateDatabaseOptions& options)
+      : pool_(std::move(uri), pg::SessionLimits{options.session_lease}),
+        fence_(options.fence) {}
 
   // Connects once and migrates the schema (also called lazily by the first use).
   Result<void> ready() {
@@ -396,15 +398,20 @@ class PostgresStateDatabase final : public StateDatabase {
                      const std::function<void()>& committed = [] {}) {
     std::lock_guard lock(write_mutex_);  // the cache applies writes in commit order
     auto done = with_conn([&](PGconn* c) -> Result<void> {
-      if (auto begun = pg::exec(c, "BEGIN"); !begun) return tl::unexpected(begun.error());
-      Result<void> written = fence_check(c);
-      if (written) written = f(c);
-      if (written) {
-        auto commit = pg::exec(c, "COMMIT");
-        if (!commit) return tl::unexpected(commit.error());
-        return {};
+      const auto holder = fence_ ? fence_->get() : std::nullopt;
+      if (fence_ && !holder) {
+        return fail("this node is not the cluster's leader: state writes are refused");
       }
-      (void)pg::exec(c, "ROLLBACK");
+      // BEGIN with a first, lock-free look at the lease: a node that lost it is refused before
+      // it writes (and takes row locks the next leader would wait for).
+      Result<void> written = run_fenced(c, "BEGIN", holder, false);
+      if (!written) {
+        (void)pg::exec(c, "ROLLBACK");
+        return written;
+      }
+      written = f(c);
+      if (written) written = run_fenced(c, "COMMIT", holder, true);
+      if (!written) (void)pg::exec(c, "ROLLBACK");
       return written;
     });
     if (done) {
@@ -424,20 +431,55 @@ class PostgresStateDatabase final : public StateDatabase {
     return holder->epoch;
   }
 
-  Result<void> fence_check(PGconn* c) {
-    if (!fence_) return {};
-    const auto holder = fence_->get();
-    if (!holder) return fail("this node is not the cluster's leader: state writes are refused");
-    auto r = pg::exec(c,
-                      "SELECT 1 FROM celos_lease WHERE cluster = $1 AND holder = $2 "
-                      "AND epoch = $3 AND expires > now() FOR SHARE",
-                      {holder->cluster, holder->node_id, std::to_string(holder->epoch)});
-    if (!r) return tl::unexpected(r.error());
-    if (PQntuples(r->get()) == 0) {
+  // Sends `statement` (BEGIN or COMMIT) in one message with the lease check of `holder` (none:
+  // an unfenced database, the statement alone). The check divides by the number of lease rows
+  // naming this node's epoch as current, so a lost lease is an error (division by zero, 22012)
+  // that aborts the transaction: after an error, the rest of a message is not run, COMMIT
+  // included.
+  //
+  // Why the check before COMMIT is atomic with the commit against a concurrent takeover,
+  // although no lock is held while the write runs (SPEC §11, §16):
+  // - `locked`: the check takes FOR SHARE on the lease row, and the takeover's (and renewal's)
+  //   UPDATE needs an exclusive lock on it; the two wait for each other.
+  //   - A takeover that committed before the check: the check reads the newest row version (READ
+  //     COMMITTED: a fresh snapshot per statement), the epoch differs, the write is refused.
+  //   - A takeover in flight (row locked, not committed): the check waits for it and then
+  //     re-reads the updated row (PostgreSQL re-checks the WHERE of a locking read against the
+  //     newest version): refused; if the takeover rolled back, the old row still holds.
+  //   - The check first: the takeover waits until our COMMIT is done, so the new leader, which
+  //     reads only after its takeover committed, sees this write.
+  // - The lock lives only while the server runs this one message, which it has received whole
+  //   before it runs any of it (the simple query protocol): nothing the client does or fails to
+  //   do (a partition, SIGSTOP) can stretch it. The lock FOR SHARE at the start of every write
+  //   (before issue 33) was held until COMMIT, and a leader cut off before COMMIT kept every
+  //   other node's takeover waiting as long as PostgreSQL kept its session.
+  // The row locks of the write itself (slots) are released when the server ends a session idle
+  // in its transaction (pg::SessionLimits: half the lease). Under a stricter default isolation
+  // (REPEATABLE READ) a takeover after the snapshot makes the locking read fail with a
+  // serialization error instead: refused all the same.
+  Result<void> run_fenced(PGconn* c, const char* statement,
+                          const std::optional<WriteFence::Holder>& holder, bool locked) {
+    if (!holder) {
+      auto r = pg::exec(c, statement);
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    }
+    const std::string check = fmt::format(
+        "SELECT 1 / count(*) FROM (SELECT 1 FROM celos_lease WHERE cluster = {} AND holder = {} "
+        "AND epoch = {} AND expires > statement_timestamp(){}) AS held",
+        pg::literal(c, holder->cluster), pg::literal(c, holder->node_id), holder->epoch,
+        locked ? " FOR SHARE" : "");
+    const std::string sql = locked ? check + "; " + statement : std::string(statement) + "; " + check;
+    pg::ResultPtr r(PQexec(c, sql.c_str()));
+    const ExecStatusType status = PQresultStatus(r.get());
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
+    if (pg::sqlstate(r.get()) == "22012") {
       return fail(fmt::format("this node lost the cluster lease (epoch {}): write refused",
                               holder->epoch));
     }
-    return {};
+    std::string message = PQresultErrorMessage(r.get());
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+    return fail(fmt::format("state database at {}: {}", pg::describe(c), message));
   }
 
   pg::Pool pool_;
@@ -451,7 +493,7 @@ class PostgresStateDatabase final : public StateDatabase {
 
 Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(
     const std::string& uri, const StateDatabaseOptions& options) {
-  auto db = std::make_unique<PostgresStateDatabase>(uri, options.fence);
+  auto db = std::make_unique<PostgresStateDatabase>(uri, options);
   if (auto ok = db->ready(); !ok) {
     if (!(options.connect_later && ok.error().code == ErrorCode::kFailed)) {
       return tl::unexpected(ok.error());

@@ -1,10 +1,13 @@
 // The StateDatabase contract (testing/state_db_contract.cc) against every backend: the file
 // database on disk and in memory, and PostgreSQL in a private cluster started for this binary.
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "celos/state_db.h"
+#include "io/pg.h"
 #include "testing/fakes.h"
 #include "testing/postgres_server.h"
 #include "testing/state_db_contract.h"
@@ -310,4 +313,92 @@ TEST_CASE("a PostgreSQL prefetch of more than a thousand workflows holds them al
   CHECK((*reader)->get_slot({"wf-0", t}).value()->status == SlotStatus::kRunning);
   CHECK((*reader)->get_slot({"wf-1000", t}).value()->status == SlotStatus::kRunning);
   CHECK((*writer)->get_slot({"wf-1000", t}).value()->status == SlotStatus::kSuccess);
+}
+
+// Issue 33: the lease check of a fenced write is atomic with its COMMIT, yet holds no lock while
+// the write runs. Here a takeover is in flight (the lease row locked, not committed) when the
+// leader commits: the leader's check waits for it and is refused once it commits, or goes
+// through when it rolls back.
+TEST_CASE("a fenced PostgreSQL write is refused by a takeover that commits while it commits") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  const std::string name = uri.substr(uri.rfind('/') + 1);
+  auto fence = std::make_shared<WriteFence>();
+  StateDatabaseOptions fenced;
+  fenced.fence = fence;
+  fenced.session_lease = std::chrono::seconds(10);
+  auto leader = open_state_database(uri, fenced);
+  REQUIRE(leader);
+  postgres(why_not)->sql(name, "INSERT INTO celos_lease (cluster, holder, url, epoch, expires) "
+                               "VALUES ('c', 'n1', 'u', 1, now() + interval '1 hour')");
+  fence->set(WriteFence::Holder{"c", "n1", 1});
+  const SlotId id{"wf", make_time(2015, 9, 15, 1)};
+  REQUIRE((*leader)->put_slots({SlotState::of(id, SlotStatus::kReady)}));
+
+  auto takeover = pg::connect(uri);
+  REQUIRE(takeover);
+  auto monitor = pg::connect(uri);
+  REQUIRE(monitor);
+  REQUIRE(pg::exec(takeover->get(), "BEGIN"));
+  REQUIRE(pg::exec(takeover->get(), "UPDATE celos_lease SET holder = 'n2', epoch = 2"));
+  auto write = std::async(std::launch::async, [&] {
+    return (*leader)->put_slots({SlotState::of(id, SlotStatus::kRunning, "job")});
+  });
+  // Bounded: the leader's commit waits for the takeover's row lock.
+  bool waiting = false;
+  for (int i = 0; i < 300 && !waiting; ++i) {
+    auto r = pg::exec(monitor->get(),
+                      "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                      "AND query LIKE '%celos_lease%'");
+    REQUIRE(r);
+    waiting = pg::field(r->get(), 0, 0) == std::optional<std::string>("1");
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(waiting);
+  SECTION("the takeover commits: the write is refused and nothing of it is stored") {
+    REQUIRE(pg::exec(takeover->get(), "COMMIT"));
+    auto written = write.get();
+    REQUIRE_FALSE(written);
+    CHECK(written.error().message.find("lost the cluster lease (epoch 1)") != std::string::npos);
+    auto reader = open_state_database(uri);
+    REQUIRE(reader);
+    CHECK((*reader)->get_slot(id).value()->status == SlotStatus::kReady);
+  }
+  SECTION("the takeover rolls back: the write goes through") {
+    REQUIRE(pg::exec(takeover->get(), "ROLLBACK"));
+    REQUIRE(write.get());
+    auto reader = open_state_database(uri);
+    REQUIRE(reader);
+    CHECK((*reader)->get_slot(id).value()->status == SlotStatus::kRunning);
+  }
+}
+
+TEST_CASE("a cluster node's PostgreSQL sessions are bounded by its lease") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  auto c = pg::connect(uri, pg::SessionLimits{std::chrono::seconds(10)});
+  REQUIRE(c);
+  auto show = [&](const char* setting) {
+    auto r = pg::exec(c->get(), std::string("SHOW ") + setting);
+    REQUIRE(r);
+    return pg::field(r->get(), 0, 0).value_or("");
+  };
+  CHECK(show("idle_in_transaction_session_timeout") == "5s");
+  CHECK(show("lock_timeout") == "10s");
+  CHECK(show("tcp_user_timeout") == "10000");  // milliseconds, shown without a unit
+  CHECK(show("TimeZone") == "UTC");
+  CHECK(std::string(PQparameterStatus(c->get(), "application_name")) == "celos");
+  auto unbounded = pg::connect(uri);  // --import-db: one long transaction
+  REQUIRE(unbounded);
+  auto r = pg::exec(unbounded->get(), "SHOW idle_in_transaction_session_timeout");
+  REQUIRE(r);
+  CHECK(pg::field(r->get(), 0, 0) == std::optional<std::string>("0"));
 }

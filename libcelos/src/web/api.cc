@@ -43,6 +43,11 @@ Api::Api(Scheduler& scheduler, ApiOptions options)
     metrics_ = own_metrics_.get();
   }
   metrics_->set_leader_source([this] { return cluster_role() == "leader"; });
+  metrics_->set_clock_skew_source([this]() -> std::optional<double> {
+    auto skew = options_.clock_skew ? options_.clock_skew() : std::nullopt;
+    if (!skew) return std::nullopt;
+    return static_cast<double>(skew->count()) / 1000.0;
+  });
   register_core_routes(routes_, *this);
   register_operator_routes(routes_, *this);
   register_dataset_routes(routes_, *this);

@@ -220,6 +220,36 @@ TEST_CASE("Health answers the role and checks; ready is 503 while the workflows 
   CHECK(ready.at("checks").at("stateDatabase") == "ok");
 }
 
+TEST_CASE("A clock skewed from the database's is a warning in ready and a metric, not a 503") {
+  World w;
+  CHECK_FALSE(w.call_json("GET", "/health/ready").at("checks").as_object().contains("clock"));
+  std::chrono::milliseconds skew{-3500};
+  Metrics metrics;
+  Api api(*w.scheduler, ApiOptions{.clock = [] { return kNow; }, .metrics = &metrics,
+                                   .db = w.db.get(), .clock_skew = [&] { return std::optional(skew); }});
+  SerialWorker worker;
+  auto handler = make_api_http_handler(api, worker);
+  auto send = [&](const std::string& target) {
+    HttpServerRequest request;
+    request.method = "GET";
+    request.target = target;
+    REQUIRE(parse_request_target(target, request.path, request.query));
+    auto answer = std::make_shared<std::promise<HttpServerResponse>>();
+    handler(request, [answer](HttpServerResponse r) { answer->set_value(std::move(r)); });
+    return answer->get_future().get();
+  };
+  auto ready = send("/health/ready");
+  CHECK(ready.status == 200);
+  CHECK(json::parse(ready.body).at("checks").at("clock") ==
+        "warning: this node's clock is 3.5 s ahead of the state database's");
+  CHECK(send("/metrics").body.find("\ncelos_clock_skew_seconds -3.500\n") != std::string::npos);
+  skew = std::chrono::milliseconds(1900);
+  CHECK(json::parse(send("/health/ready").body).at("checks").at("clock") == "ok");
+  skew = std::chrono::milliseconds(2100);
+  CHECK(json::parse(send("/health/ready").body).at("checks").at("clock") ==
+        "warning: this node's clock is 2.1 s behind the state database's");
+}
+
 TEST_CASE("Until the gate opens only health, metrics and version answer; the rest waits or times out") {
   World w;
   StartupGate gate(std::chrono::milliseconds(200));

@@ -125,6 +125,10 @@ void Metrics::set_maintenance(MaintenanceMode mode) {
 
 void Metrics::set_leader_source(std::function<bool()> is_leader) { is_leader_ = std::move(is_leader); }
 
+void Metrics::set_clock_skew_source(std::function<std::optional<double>()> seconds) {
+  clock_skew_ = std::move(seconds);
+}
+
 int Metrics::running_slots() const {
   std::lock_guard lock(slots_mutex_);
   return static_cast<int>(slots_[static_cast<std::size_t>(SlotStatus::kRunning)]);
@@ -188,6 +192,11 @@ std::string Metrics::render(const WorkflowConfig* config) const {
   }
   header(out, "celos_leader", "gauge", "1 if this node is the leader (schedules), else 0.");
   fmt::format_to(std::back_inserter(out), "celos_leader {}\n", is_leader_() ? 1 : 0);
+  if (auto skew = clock_skew_ ? clock_skew_() : std::nullopt) {
+    header(out, "celos_clock_skew_seconds", "gauge",
+           "The state database's clock minus this node's, as of the last lease renewal.");
+    fmt::format_to(std::back_inserter(out), "celos_clock_skew_seconds {:.3f}\n", *skew);
+  }
   header(out, "celos_maintenance", "gauge", "1 for the current maintenance mode.");
   const int mode = maintenance_.load(std::memory_order_relaxed);
   for (auto m : {MaintenanceMode::kOff, MaintenanceMode::kDrain, MaintenanceMode::kPause}) {

@@ -1,9 +1,11 @@
 // The operations routes of SPEC §13: health, metrics, maintenance and the audit trail.
 #include <boost/json.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "api_params.h"
 #include "celos/api.h"
+#include "celos/cluster.h"
 
 namespace celos {
 namespace {
@@ -14,6 +16,18 @@ HttpServerResponse health_live(const Api& api) {
   return json_response(json::object{{"status", "ok"}, {"role", api.cluster_role()}});
 }
 
+// "ok", or a warning naming the skew when this node's clock and the database's differ by more
+// than kClockSkewWarning; nothing when not measured (the file backend).
+std::optional<std::string> clock_check(const Api& api) {
+  const auto& source = api.options().clock_skew;
+  const auto skew = source ? source() : std::nullopt;
+  if (!skew) return std::nullopt;
+  if (std::chrono::abs(*skew) <= kClockSkewWarning) return "ok";
+  return fmt::format("warning: this node's clock is {:.1f} s {} the state database's",
+                     std::abs(static_cast<double>(skew->count())) / 1000.0,
+                     skew->count() > 0 ? "behind" : "ahead of");
+}
+
 HttpServerResponse health_ready(const Api& api) {
   const bool loaded = api.workflows_loaded();
   std::string database = "ok";
@@ -21,12 +35,12 @@ HttpServerResponse health_ready(const Api& api) {
     if (auto ok = db->check(); !ok) database = ok.error().message;
   }
   const bool ready = loaded && database == "ok";
-  return json_response(
-      json::object{{"status", ready ? "ok" : "unavailable"},
-                   {"role", api.cluster_role()},
-                   {"checks", json::object{{"workflows", loaded ? "ok" : "loading"},
-                                           {"stateDatabase", database}}}},
-      ready ? 200 : 503);
+  json::object checks{{"workflows", loaded ? "ok" : "loading"}, {"stateDatabase", database}};
+  if (auto clock = clock_check(api)) checks["clock"] = *clock;  // a warning: ready all the same
+  return json_response(json::object{{"status", ready ? "ok" : "unavailable"},
+                                    {"role", api.cluster_role()},
+                                    {"checks", std::move(checks)}},
+                       ready ? 200 : 503);
 }
 
 HttpServerResponse metrics(const Api& api) {
