@@ -86,8 +86,11 @@ AuditRecord row_to_record(PGresult* r, int row) {
 
 class PostgresAuditSink final : public AuditSink {
  public:
+  // Its sessions are bounded like the state database's (pg::SessionLimits, at the default lease):
+  // a database that vanished mid-write is noticed by TCP in seconds, not after 15 min to 2 h.
   PostgresAuditSink(std::string uri, int keep_days)
-      : pool_(std::move(uri)), keep_days_(std::max(keep_days, 1)), thread_([this] { loop(); }) {}
+      : pool_(std::move(uri), pg::SessionLimits{std::chrono::seconds(10)}),
+        keep_days_(std::max(keep_days, 1)), thread_([this] { loop(); }) {}
 
   ~PostgresAuditSink() override {
     {
