@@ -1,11 +1,14 @@
 #include "testing/state_db_contract.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 namespace celos::testing {
 namespace {
 
 using std::chrono::hours;
+using std::chrono::minutes;
 const Time kDay = make_time(2015, 9, 15);
 
 bool paused(StateDatabase& db, const char* workflow) {
@@ -166,6 +169,26 @@ void announced_instances_are_idempotent_and_ranged(StateDatabase& db) {
   CHECK(db.announced_instances("contract-ds", kDay, kDay)->empty());
 }
 
+// The API lists and the step counts announced instances with one ranged read each (issue 33):
+// many instances across day boundaries come back whole, ascending, within [start, end).
+void many_announced_instances_come_back_in_one_ranged_read(StateDatabase& db) {
+  const Time first = kDay + hours(23);
+  for (int i = 0; i < 1500; ++i) {
+    REQUIRE(db.announce_instance("contract-many", first + minutes(i), kDay));
+  }
+  auto all = db.announced_instances("contract-many", kDay, kDay + hours(24 * 3));
+  REQUIRE(all);
+  REQUIRE(all->size() == 1500);
+  CHECK(std::is_sorted(all->begin(), all->end()));
+  CHECK(all->front() == first);
+  CHECK(all->back() == first + minutes(1499));
+  auto part = db.announced_instances("contract-many", first + minutes(10), first + minutes(1490));
+  REQUIRE(part);
+  CHECK(part->size() == 1480);
+  CHECK(part->front() == first + minutes(10));
+  CHECK(part->back() == first + minutes(1489));
+}
+
 void maintenance_is_off_until_set_and_round_trips(StateDatabase& db) {
   auto initial = db.maintenance();
   REQUIRE(initial);
@@ -258,6 +281,7 @@ void check_state_database_contract(StateDatabase& db) {
   pause_flags_are_set_and_cleared_idempotently(db);
   a_large_batch_is_stored_whole(db);
   announced_instances_are_idempotent_and_ranged(db);
+  many_announced_instances_come_back_in_one_ranged_read(db);
   maintenance_is_off_until_set_and_round_trips(db);
   reads_after_a_prefetch_see_every_write(db);
 }

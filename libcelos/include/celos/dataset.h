@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "celos/error.h"
@@ -39,6 +40,10 @@ struct Dataset {
   std::string instance_path(Time t) const;
   // The path of instance `t`'s done flag.
   std::string done_flag_path(Time t) const;
+  // The times around `t` that its path may not tell apart from `t`: [start, end) of the period
+  // of the finest time variable in the path (a path with ${year}${month}${day}: t's day). A path
+  // without time variables: nothing (all times share it).
+  std::optional<std::pair<Time, Time>> path_period(Time t) const;
 };
 
 enum class InputMode { kLatest, kNew };

@@ -51,6 +51,25 @@ std::string Dataset::done_flag_path(Time t) const {
   return dir + "/" + done_flag;
 }
 
+std::optional<std::pair<Time, Time>> Dataset::path_period(Time t) const {
+  const CivilTime c = to_civil(t);
+  const auto has = [&](std::string_view v) { return path.find(v) != std::string::npos; };
+  const auto span = [&](Time start, std::chrono::seconds length) {
+    return std::make_pair(start, start + length);
+  };
+  if (has("${second}")) return span(floor_seconds(t), std::chrono::seconds(1));
+  if (has("${minute}")) return span(make_time(c.year, c.month, c.day, c.hour, c.minute), std::chrono::minutes(1));
+  if (has("${hour}")) return span(make_time(c.year, c.month, c.day, c.hour), std::chrono::hours(1));
+  if (has("${day}")) return span(make_time(c.year, c.month, c.day), std::chrono::hours(24));
+  if (has("${month}")) {
+    const bool december = c.month == 12;
+    return std::make_pair(make_time(c.year, c.month, 1),
+                          make_time(december ? c.year + 1 : c.year, december ? 1 : c.month + 1, 1));
+  }
+  if (has("${year}")) return std::make_pair(make_time(c.year, 1, 1), make_time(c.year + 1, 1, 1));
+  return std::nullopt;
+}
+
 std::string_view to_string(InputMode mode) { return mode == InputMode::kNew ? "new" : "latest"; }
 
 std::string input_variable_name(std::string_view dataset_id) {

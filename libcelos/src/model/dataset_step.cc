@@ -47,24 +47,43 @@ Result<std::vector<SlotState>> DatasetLookups::stored_slots(const std::string& w
 Result<bool> DatasetLookups::instance_announced(const std::string& dataset_id, Time time) {
   auto it = announced_.find(dataset_id);
   if (it == announced_.end() || time < it->second.start || time >= it->second.end) {
-    Announced loaded;
-    loaded.start = time - kNewDataWindow - std::chrono::hours(24);
-    loaded.end = time + kNewDataWindow + std::chrono::hours(48);  // read ahead: the next slot
-    if (it != announced_.end()) {
-      loaded.start = std::min(loaded.start, it->second.start);
-      loaded.end = std::max(loaded.end, it->second.end);
-    }
-    auto read = db_.announced_instances(dataset_id, loaded.start, loaded.end);
-    if (!read) return tl::unexpected(read.error());
-    loaded.times.insert(read->begin(), read->end());
-    it = announced_.insert_or_assign(dataset_id, std::move(loaded)).first;
+    // Read ahead: the next question is usually about a neighbouring slot.
+    auto loaded = load_announced(dataset_id, time - kNewDataWindow - std::chrono::hours(24),
+                                 time + kNewDataWindow + std::chrono::hours(48));
+    if (!loaded) return tl::unexpected(loaded.error());
+    it = *loaded;
   }
   return it->second.times.count(time) > 0;
 }
 
+// Served from the cache when it covers the range: a listing or a lineage read asks for the
+// range once and then about each instance in it (one read, not one per instance).
 Result<std::vector<Time>> DatasetLookups::announced_instances(const std::string& dataset_id,
                                                               Time start, Time end) {
-  return db_.announced_instances(dataset_id, start, end);
+  if (end <= start) return std::vector<Time>{};
+  auto it = announced_.find(dataset_id);
+  if (it == announced_.end() || start < it->second.start || end > it->second.end) {
+    auto loaded = load_announced(dataset_id, start, end);
+    if (!loaded) return tl::unexpected(loaded.error());
+    it = *loaded;
+  }
+  const auto& times = it->second.times;
+  return std::vector<Time>(times.lower_bound(start), times.lower_bound(end));
+}
+
+// One ranged read of [start, end) joined with the range loaded before (a wider range replaces
+// the cached one).
+Result<std::map<std::string, DatasetLookups::Announced>::iterator> DatasetLookups::load_announced(
+    const std::string& dataset_id, Time start, Time end) {
+  Announced loaded{start, end, {}};
+  if (auto it = announced_.find(dataset_id); it != announced_.end()) {
+    loaded.start = std::min(loaded.start, it->second.start);
+    loaded.end = std::max(loaded.end, it->second.end);
+  }
+  auto read = db_.announced_instances(dataset_id, loaded.start, loaded.end);
+  if (!read) return tl::unexpected(read.error());
+  loaded.times.insert(read->begin(), read->end());
+  return announced_.insert_or_assign(dataset_id, std::move(loaded)).first;
 }
 
 // ---- helpers -----------------------------------------------------------------------------
@@ -126,9 +145,51 @@ std::string join_paths(const Dataset& ds, const std::vector<Time>& times) {
 
 }  // namespace
 
+namespace {
+
+// The API's reads: one request is one moment, so its dataset answers come from DatasetLookups'
+// ranged reads (a listing of 10,000 announced instances is one read, not 10,000).
+class ReadContext final : public TriggerContext {
+ public:
+  ReadContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
+      : now_(now), file_systems_(file_systems), lookups_(db) {}
+  Time now() const override { return now_; }
+  Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override {
+    auto fs = file_systems_.resolve(fs_uri);
+    if (!fs) return tl::unexpected(fs.error());
+    return (*fs)->exists(path);
+  }
+  Result<bool> slot_succeeded(const std::string& workflow_id, Time time) override {
+    auto status = lookups_.slot_status(workflow_id, time);
+    if (!status) return tl::unexpected(status.error());
+    return *status == SlotStatus::kSuccess;
+  }
+  Result<SlotStatus> slot_status(const std::string& workflow_id, Time time) override {
+    return lookups_.slot_status(workflow_id, time);
+  }
+  Result<std::vector<SlotState>> stored_slots(const std::string& workflow_id, Time start,
+                                              Time end) override {
+    return lookups_.stored_slots(workflow_id, start, end);
+  }
+  Result<bool> instance_announced(const std::string& dataset_id, Time time) override {
+    return lookups_.instance_announced(dataset_id, time);
+  }
+  Result<std::vector<Time>> announced_instances(const std::string& dataset_id, Time start,
+                                                Time end) override {
+    return lookups_.announced_instances(dataset_id, start, end);
+  }
+
+ private:
+  Time now_;
+  FileSystemResolver& file_systems_;
+  DatasetLookups lookups_;
+};
+
+}  // namespace
+
 std::unique_ptr<TriggerContext> make_dataset_read_context(Time now, StateDatabase& db,
                                                           FileSystemResolver& file_systems) {
-  return std::make_unique<FreshContext>(now, db, file_systems);
+  return std::make_unique<ReadContext>(now, db, file_systems);
 }
 
 Time output_instance(const DatasetUse& out, Time slot) {
@@ -193,13 +254,28 @@ Result<void> remove_incomplete_outputs(const WorkflowConfig& config, const Workf
   return {};
 }
 
+// The new instances a pick of mode-new input `input` takes now: those not consumed by the
+// workflow's SUCCESS or RUNNING slots nor held by `earlier` picks of this step.
+Result<std::vector<Time>> take_new_instances(const ResolvedInput& input, const SlotState& pick,
+                                             const std::vector<SlotState>& earlier,
+                                             TriggerContext& fresh) {
+  std::vector<Time> held;
+  for (const SlotState& e : earlier) {
+    if (auto it = e.consumed.find(input.use.dataset); it != e.consumed.end()) {
+      held.insert(held.end(), it->second.begin(), it->second.end());
+    }
+  }
+  return new_instances(input, pick.id.time, fresh, held);
+}
+
 }  // namespace
 
 // ---- hooks -------------------------------------------------------------------------------
 
-Result<SubmitContext> DatasetStep::before_submit(const Workflow& workflow, SlotState& pick,
-                                                 const std::vector<SlotState>& earlier) {
-  SubmitContext context;
+Result<SubmitDecision> DatasetStep::before_submit(const Workflow& workflow, SlotState& pick,
+                                                  const std::vector<SlotState>& earlier) {
+  SubmitDecision decision;
+  SubmitContext& context = decision.context.emplace();
   FreshContext fresh(now_, db_, file_systems_);
   pick.consumed.clear();
   for (const DatasetUse& in : workflow.inputs) {
@@ -207,15 +283,16 @@ Result<SubmitContext> DatasetStep::before_submit(const Workflow& workflow, SlotS
     if (!input) continue;
     std::vector<Time> instances;
     if (in.mode == InputMode::kNew) {
-      std::vector<Time> held;
-      for (const SlotState& e : earlier) {
-        if (auto it = e.consumed.find(in.dataset); it != e.consumed.end()) {
-          held.insert(held.end(), it->second.begin(), it->second.end());
-        }
+      auto taken = take_new_instances(*input, pick, earlier, fresh);
+      if (!taken) return tl::unexpected(taken.error());
+      if (static_cast<int>(taken->size()) < in.min_instances) {
+        pick.consumed.clear();
+        return SubmitDecision{std::nullopt,
+                              fmt::format("{} new instance{} of dataset {} at submit time, {} "
+                                          "needed", taken->size(), taken->size() == 1 ? "" : "s",
+                                          in.dataset, in.min_instances)};
       }
-      auto fresh_instances = new_instances(*input, pick.id.time, fresh, held);
-      if (!fresh_instances) return tl::unexpected(fresh_instances.error());
-      instances = std::move(*fresh_instances);
+      instances = std::move(*taken);
       pick.consumed[in.dataset] = instances;
     } else {
       instances.push_back(pick.id.time + std::chrono::seconds(in.offset));
@@ -229,7 +306,7 @@ Result<SubmitContext> DatasetStep::before_submit(const Workflow& workflow, SlotS
                                              "leftover of an earlier attempt, before submitting");
     if (!cleaned) return tl::unexpected(cleaned.error());
   }
-  return context;
+  return decision;
 }
 
 Result<void> DatasetStep::before_success(const Workflow& workflow, const SlotState& slot) {

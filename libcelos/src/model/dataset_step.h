@@ -2,7 +2,8 @@
 // calls at four points, so that scheduler.cc stays about slots:
 //
 //   before_submit   a pick is about to be submitted: its mode-new inputs get their consumed set
-//                   (stored in the RUNNING record, so a crash never consumes twice), leftovers
+//                   (stored in the RUNNING record, so a crash never consumes twice; fewer than
+//                   minInstances: the pick goes back to WAITING instead), leftovers
 //                   of its outputs without a done flag are removed, and the variables and
 //                   environment of its inputs are returned for the service's submit.
 //   before_success  RUNNING -> SUCCESS of a command or Slurm slot: its done flags are written
@@ -17,6 +18,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,9 +51,19 @@ class DatasetLookups {
     Time start{}, end{};
     std::set<Time> times;
   };
+  Result<std::map<std::string, Announced>::iterator> load_announced(const std::string& dataset_id,
+                                                                    Time start, Time end);
   StateDatabase& db_;
   std::map<std::string, Loaded> slots_;
   std::map<std::string, Announced> announced_;
+};
+
+// What before_submit decided: submit with `context`, or (no context) the pick goes back to
+// WAITING because a mode-new input has fewer than minInstances new instances at submit time
+// (earlier picks or slots took them since the trigger looked); `waiting` says so.
+struct SubmitDecision {
+  std::optional<SubmitContext> context;
+  std::string waiting;
 };
 
 class DatasetStep {
@@ -61,8 +73,8 @@ class DatasetStep {
       : config_(config), db_(db), file_systems_(file_systems), now_(now) {}
 
   // `earlier` are the picks of the same workflow submitted before this one in this step.
-  [[nodiscard]] Result<SubmitContext> before_submit(const Workflow& workflow, SlotState& pick,
-                                                    const std::vector<SlotState>& earlier);
+  [[nodiscard]] Result<SubmitDecision> before_submit(const Workflow& workflow, SlotState& pick,
+                                                     const std::vector<SlotState>& earlier);
   [[nodiscard]] Result<void> before_success(const Workflow& workflow, const SlotState& slot);
   void after_failure(const Workflow& workflow, const SlotState& slot);
   [[nodiscard]] Result<void> before_rerun(const Workflow& workflow, const SlotState& from);
@@ -74,8 +86,9 @@ class DatasetStep {
   Time now_;
 };
 
-// An uncached TriggerContext over the state database and file systems, for the API's dataset
-// reads (instances, lineage) at `now`.
+// A TriggerContext over the state database and file systems for one of the API's dataset reads
+// (instances, lineage) at `now`: its state database answers are ranged reads cached for the
+// context's lifetime (DatasetLookups); file systems are asked every time.
 std::unique_ptr<TriggerContext> make_dataset_read_context(Time now, StateDatabase& db,
                                                           FileSystemResolver& file_systems);
 

@@ -338,3 +338,72 @@ TEST_CASE("atomicOutputs false leaves outputs alone") {
   CHECK(w.data_fs->exists("/out/20150913/00/part-0").value());
   CHECK_FALSE(w.data_fs->exists("/out/20150913/00/_SUCCESS").value());
 }
+
+// Issue 33: readiness is decided per slot, so every slot of a minutely consumer may be READY
+// for the same single instance; the count at submit time decides.
+TEST_CASE("mode new: a pick with fewer than minInstances new instances at submit time waits again") {
+  World w;
+  auto consumer = std::make_shared<CommandLikeService>();
+  w.dataset("ext", "/e/${year}${month}${day}/${hour}${minute}");
+  Workflow& c = w.add("use", consumer);
+  c.schedule = make_cron_schedule(CronExpression::parse("0 * * * * ?").value());
+  c.start_time = kStart + hours(1);
+  c.inputs = {{"ext", 0, InputMode::kNew, 1}};
+  w.link();
+  REQUIRE(w.config->errors.empty());
+  REQUIRE(w.db->announce_instance("ext", kStart + hours(1), kStart));
+  const Time now = kStart + hours(1) + minutes(2) + std::chrono::seconds(30);
+  const std::set<std::string> only{"use"};
+  w.scheduler.step(now, only);  // slots 01:00, 01:01, 01:02 each see the one instance
+  for (int m = 0; m < 3; ++m) {
+    CHECK(w.state("use", kStart + hours(1) + minutes(m)).status == SlotStatus::kReady);
+  }
+  // Three slots run one after another (serial(1)); only the first gets the instance.
+  for (int round = 0; round < 6; ++round) {
+    for (std::size_t i = 0; i < consumer->submitted.size(); ++i) {
+      consumer->set_status("job-" + std::to_string(i + 1), ExternalStatus::kSuccess);
+    }
+    w.scheduler.step(now, only);
+  }
+  REQUIRE(consumer->contexts.size() == 1);
+  CHECK(consumer->contexts[0].env.at("CELOS_INPUT_EXT") == "/e/20150913/0100");
+  const SlotState first = w.state("use", kStart + hours(1));
+  CHECK(first.status == SlotStatus::kSuccess);
+  CHECK(first.consumed.at("ext") == std::vector<Time>{kStart + hours(1)});
+  for (int m = 1; m < 3; ++m) {
+    const SlotState later = w.state("use", kStart + hours(1) + minutes(m));
+    INFO("slot 01:0" << m);
+    CHECK(later.status == SlotStatus::kWaiting);
+    CHECK(later.consumed.empty());
+    CHECK_THAT(later.message.value_or(""), Catch::Contains("0 new instances of dataset ext"));
+  }
+}
+
+TEST_CASE("mode new: two picks of one step share out the instances, the short one waits") {
+  World w;
+  auto consumer = std::make_shared<CommandLikeService>();
+  w.dataset("ext", "/e/${year}${month}${day}/${hour}${minute}");
+  Workflow& c = w.add("use", consumer);
+  c.strategy = make_serial_strategy(2);
+  c.inputs = {{"ext", 0, InputMode::kNew, 3}};
+  w.link();
+  REQUIRE(w.config->errors.empty());
+  for (int m : {10, 20, 30}) REQUIRE(w.db->announce_instance("ext", kStart + minutes(m), kStart));
+  const Time now = kStart + hours(2) + minutes(5);  // slots 00:00, 01:00, 02:00
+  const std::set<std::string> only{"use"};
+  w.scheduler.step(now, only);
+  CHECK(w.state("use", kStart).status == SlotStatus::kWaiting);  // sees none
+  REQUIRE(w.state("use", kStart + hours(1)).status == SlotStatus::kReady);  // sees the three
+  REQUIRE(w.state("use", kStart + hours(2)).status == SlotStatus::kReady);  // the same three
+  w.scheduler.step(now, only);  // both picked in one step: 01:00 takes them, 02:00 has 0 < 3
+  const SlotState running = w.state("use", kStart + hours(1));
+  CHECK(running.status == SlotStatus::kRunning);
+  CHECK(running.consumed.at("ext").size() == 3);
+  const SlotState waiting = w.state("use", kStart + hours(2));
+  CHECK(waiting.status == SlotStatus::kWaiting);
+  CHECK(waiting.consumed.empty());
+  CHECK_THAT(waiting.message.value_or(""), Catch::Contains("3 needed"));
+  CHECK(consumer->contexts.size() == 1);
+  w.scheduler.step(now, only);  // and it stays WAITING: nothing new arrived
+  CHECK(w.state("use", kStart + hours(2)).status == SlotStatus::kWaiting);
+}

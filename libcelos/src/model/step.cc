@@ -39,6 +39,17 @@ void log_change(const SlotState& from, const SlotState& to) {
                to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
 }
 
+// A READY pick that is not submitted after all (mode new: its data went to another slot)
+// waits again, saying why.
+SlotState waiting_again(const SlotState& pick, std::string why) {
+  SlotState back = pick;
+  back.status = SlotStatus::kWaiting;
+  back.external_id.reset();
+  back.consumed.clear();
+  back.message = std::move(why);
+  return back;
+}
+
 class Step {
  public:
   Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
@@ -177,8 +188,13 @@ class Step {
                               format_time(pick.id.time), inputs.error().message));
         break;
       }
+      if (!inputs->context) {  // mode new: the data it was ready for went to another slot
+        run.changes.push_back({run.from(pick.id.time), waiting_again(pick, inputs->waiting),
+                               now_, "step"});
+        continue;
+      }
       auto external_id = call(*wf.service, "submit of " + to_string(pick.id),
-                              [&] { return wf.service->submit_with(pick.id, *inputs); });
+                              [&] { return wf.service->submit_with(pick.id, *inputs->context); });
       if (!external_id) {
         run.error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
                               external_id.error().message));

@@ -23,7 +23,9 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::size_t kMaxInstances = 10000;
+// The listing's cap (docs/http-api.md): a page of at most kMaxInstances instances.
+constexpr long long kDefaultInstances = 1000;
+constexpr long long kMaxInstances = 10000;
 
 json::array ids(const std::vector<const Workflow*>& workflows) {
   json::array out;
@@ -57,6 +59,30 @@ Result<const Dataset*> dataset_param(const WorkflowConfig& config, const HttpSer
   return &ds->second;
 }
 
+// Two announced times with one path would hand that path to consumers twice (issue 33): the
+// announced instances in the period of the path's finest time variable must have other paths.
+Result<void> check_path_tells_apart(const Dataset& ds, Time time, StateDatabase& db) {
+  const std::string path = ds.instance_path(time);
+  const auto period = ds.path_period(time);
+  if (!period) {
+    return fail(fmt::format("dataset \"{}\": its path {} has no time variables, so its announced "
+                            "instances could not be told apart (consumers find it by its done "
+                            "flag instead)", ds.id, ds.path), ErrorCode::kInvalid);
+  }
+  auto announced = db.announced_instances(ds.id, period->first, period->second);
+  if (!announced) return tl::unexpected(announced.error());
+  for (Time other : *announced) {
+    if (other != time && ds.instance_path(other) == path) {
+      return fail(fmt::format("dataset \"{}\": instance {} has the path {} of the announced "
+                              "instance {} (the path {} does not tell them apart); announce {} "
+                              "or add finer time variables to the path",
+                              ds.id, format_time(time), path, format_time(other), ds.path,
+                              format_time(other)), ErrorCode::kInvalid);
+    }
+  }
+  return {};
+}
+
 HttpServerResponse post_instance(const Api& api, const HttpServerRequest& request) {
   const WorkflowConfigPtr config = api.scheduler().config();
   auto ds = dataset_param(*config, request);
@@ -66,7 +92,11 @@ HttpServerResponse post_instance(const Api& api, const HttpServerRequest& reques
   if (floor_seconds(*time) != *time) {
     return json_error(400, "parameter time: instance times are whole seconds");
   }
-  auto announced = api.scheduler().state_database().announce_instance((*ds)->id, *time, api.now());
+  StateDatabase& db = api.scheduler().state_database();
+  if (auto apart = check_path_tells_apart(**ds, *time, db); !apart) {
+    return error_response(apart.error());
+  }
+  auto announced = db.announce_instance((*ds)->id, *time, api.now());
   if (!announced) return error_response(announced.error());
   spdlog::info("dataset {}: instance {} announced", (*ds)->id, format_time(*time));
   return json_response(
@@ -84,10 +114,11 @@ void add_shifted_times(const WorkflowConfig& config, const Workflow& w, std::int
   for (Time t : *times) out.insert(t + s);
 }
 
-// The instance times worth listing: the producer's slots, announcements, and (no producer) the
-// times the consumers look at.
+// The instance times worth listing: the producer's slots, announcements (one ranged read,
+// kept by `context` for the presence questions that follow), and (no producer) the times the
+// consumers look at.
 Result<std::set<Time>> instance_times(const WorkflowConfig& config, const Dataset& ds,
-                                      StateDatabase& db, Time start, Time end) {
+                                      TriggerContext& context, Time start, Time end) {
   std::set<Time> times;
   if (const Workflow* p = config.producer_of(ds.id)) {
     for (const DatasetUse& out : p->outputs) {
@@ -100,7 +131,7 @@ Result<std::set<Time>> instance_times(const WorkflowConfig& config, const Datase
       }
     }
   }
-  auto announced = db.announced_instances(ds.id, start, end);
+  auto announced = context.announced_instances(ds.id, start, end);
   if (!announced) return tl::unexpected(announced.error());
   times.insert(announced->begin(), announced->end());
   return times;
@@ -119,24 +150,25 @@ ResolvedInput as_input(const WorkflowConfig& config, const Dataset& ds) {
   return input;
 }
 
+// Newest first, at most `limit` (default kDefaultInstances): a cut answer says so with
+// "truncated" and names in "next" the `end` of the next page (the oldest time listed).
 HttpServerResponse get_instances(const Api& api, const HttpServerRequest& request) {
   const WorkflowConfigPtr config = api.scheduler().config();
   auto ds = dataset_param(*config, request);
   if (!ds) return error_response(ds.error());
   auto range = slot_range(request, api.now());
   if (!range) return error_response(range.error());
+  auto limit = int_param(request, "limit", kDefaultInstances, 1, kMaxInstances);
+  if (!limit) return error_response(limit.error());
   Scheduler& scheduler = api.scheduler();
-  auto times = instance_times(*config, **ds, scheduler.state_database(), range->first,
-                              range->second);
-  if (!times) return error_response(times.error());
-  if (times->size() > kMaxInstances) {
-    return json_error(400, fmt::format("more than {} instances in the range", kMaxInstances));
-  }
   auto context = make_dataset_read_context(api.now(), scheduler.state_database(),
                                            scheduler.file_systems());
+  auto times = instance_times(*config, **ds, *context, range->first, range->second);
+  if (!times) return error_response(times.error());
   const ResolvedInput input = as_input(*config, **ds);
   json::array list;
   for (auto t = times->rbegin(); t != times->rend(); ++t) {
+    if (list.size() == static_cast<std::size_t>(*limit)) break;
     auto presence = instance_presence(input, *t, *context);
     if (!presence) return error_response(presence.error());
     list.push_back(json::object{{"time", format_time(*t)},
@@ -144,7 +176,11 @@ HttpServerResponse get_instances(const Api& api, const HttpServerRequest& reques
                                 {"present", presence->present},
                                 {"announced", presence->announced}});
   }
-  return json_response(json::object{{"instances", std::move(list)}});
+  json::object answer{{"instances", std::move(list)}};
+  const bool truncated = times->size() > static_cast<std::size_t>(*limit);
+  answer["truncated"] = truncated;
+  if (truncated) answer["next"] = answer["instances"].as_array().back().as_object().at("time");
+  return json_response(answer);
 }
 
 // ---- lineage -----------------------------------------------------------------------------
@@ -299,9 +335,12 @@ void register_dataset_routes(RouteTable& table, const Api& api) {
              .summary = "A dataset's instances in a range (at most 7 days), newest first",
              .params = {dataset_id(),
                         time_param("start", false, "start of the range (default: end - 7 days)"),
-                        time_param("end", false, "end of the range, exclusive (default: now)")},
+                        time_param("end", false, "end of the range, exclusive (default: now)"),
+                        {.name = "limit", .type = "integer",
+                         .description = "at most this many instances, 1-10000 (default 1000)"}},
              .response_schema = R"({"type":"object","properties":{"instances":{"type":"array",)"
-                                R"("items":{"type":"object"}}}})",
+                                R"("items":{"type":"object"}},"truncated":{"type":"boolean"},)"
+                                R"("next":{"type":"string"}}})",
              .handler = bind(api, get_instances)});
   table.add({.method = "GET", .path = "/lineage",
              .summary = "What a slot read and wrote, who produced its inputs and who read its "
