@@ -66,6 +66,20 @@ inline constexpr std::chrono::hours kNewDataWindow{24 * 7};
 std::string input_variable_name(std::string_view dataset_id);
 std::string input_env_name(std::string_view dataset_id);
 
+// Large input lists (issue 33): Linux refuses an environment string or argument longer than
+// 128 KiB ("Argument list too long"), so command and Slurm jobs get every list in a file of their
+// job directory too, and a list longer than kInlineInputBytes only there.
+inline constexpr std::size_t kInlineInputBytes = 65536;
+// The inputs of a job whose directory is `job_dir`: for each `inputs.<id>` variable of
+// `context` (paths joined by `,`), the file `<job_dir>/inputs.<id>` holds the paths one per line
+// and is named by `${inputs.<id>.file}` and CELOS_INPUT_<ID>_FILE; a list longer than
+// kInlineInputBytes becomes `@<that file>` in `${inputs.<id>}` and CELOS_INPUT_<ID>.
+struct JobInputs {
+  SubmitContext context;
+  std::vector<std::pair<std::string, std::string>> files;  // path, content
+};
+JobInputs job_inputs(const SubmitContext& context, const std::string& job_dir);
+
 // Replaces each `${name}` of `variables` in `text` (other `${...}` are left alone).
 std::string replace_variables(std::string_view text,
                               const std::map<std::string, std::string>& variables);

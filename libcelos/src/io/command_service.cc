@@ -294,8 +294,22 @@ class CommandService : public ExternalService {
     return inputs;
   }
 
+  // The job's view of its inputs: lists in files of the job directory (dataset.h JobInputs),
+  // written here (again, the same, when a restarted server launches the job).
+  static Result<SubmitContext> prepare_inputs(const std::string& dir) {
+    JobInputs job = job_inputs(read_inputs(dir), dir);
+    for (const auto& [path, text] : job.files) {
+      if (auto written = write_file_atomically(path, text); !written) {
+        return tl::unexpected(written.error());
+      }
+    }
+    return std::move(job.context);
+  }
+
   Result<void> launch(const SlotId& slot, const std::string& dir) {
-    const SubmitContext inputs = read_inputs(dir);
+    auto prepared = prepare_inputs(dir);
+    if (!prepared) return tl::unexpected(prepared.error());
+    const SubmitContext& inputs = *prepared;
     const std::string command =
         replace_variables(replace_time_variables(options_.command, slot.time), inputs.variables);
     const std::string cwd =

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -254,4 +255,55 @@ TEST_CASE("with a jobs directory of its own, the job directories go there and no
 }
 
 }  // namespace
+}  // namespace celos
+
+namespace celos {
+namespace {
+
+// 10,000 instance paths: about 480 KB joined, far over Linux's 128 KiB per string.
+SubmitContext many_inputs(std::size_t count) {
+  std::string paths;
+  for (std::size_t i = 0; i < count; ++i) {
+    paths += fmt::format("{}/data/clicks/2015-09-13/instance-{:06}", i ? "," : "", i);
+  }
+  SubmitContext context;
+  context.variables["inputs.clicks"] = paths;
+  context.env["CELOS_INPUT_CLICKS"] = paths;
+  return context;
+}
+
+}  // namespace
+
+TEST_CASE("a job with 10,000 input paths starts and reads them from its input list file") {
+  TempDir db;
+  auto service = service_for(
+      db, "printf '%s\\n' \"$CELOS_INPUT_CLICKS\" \"${inputs.clicks}\" > vars; "
+          "wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; cp ${inputs.clicks.file} copy");
+  auto id = service->submit_with(kSlot, many_inputs(10000));
+  REQUIRE(id);
+  REQUIRE(service->start(kSlot, *id));
+  REQUIRE(wait_for_end(*service, *id) == ExternalStatus::kSuccess);
+  const std::string dir = command_job_dir(db.path(), kSlot, *id);
+  const std::string file = dir + "/inputs.clicks";
+  CHECK(read_text_file(dir + "/vars") == "@" + file + "\n@" + file + "\n");
+  CHECK(read_text_file(dir + "/count") == "10000\n");
+  const std::string list = read_text_file(dir + "/copy");
+  CHECK(list.starts_with("/data/clicks/2015-09-13/instance-000000\n"));
+  CHECK(list.ends_with("/data/clicks/2015-09-13/instance-009999\n"));
+}
+
+TEST_CASE("a short input list stays in the variable, and its file is there too") {
+  TempDir db;
+  auto service = service_for(db, "echo \"$CELOS_INPUT_CLICKS\" > vars; cat \"$CELOS_INPUT_CLICKS_FILE\"");
+  auto id = service->submit_with(kSlot, many_inputs(2));
+  REQUIRE(id);
+  REQUIRE(service->start(kSlot, *id));
+  REQUIRE(wait_for_end(*service, *id) == ExternalStatus::kSuccess);
+  const std::string dir = command_job_dir(db.path(), kSlot, *id);
+  CHECK(read_text_file(dir + "/vars") ==
+        "/data/clicks/2015-09-13/instance-000000,/data/clicks/2015-09-13/instance-000001\n");
+  CHECK(read_text_file(dir + "/stdout") ==
+        "/data/clicks/2015-09-13/instance-000000\n/data/clicks/2015-09-13/instance-000001\n");
+}
+
 }  // namespace celos

@@ -111,11 +111,15 @@ bool is_job_id(std::string_view id) {
          std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string wrapper_script(const std::string& slot_dir, bool enter_job_dir) {
+std::string wrapper_script(const std::string& slot_dir, bool enter_job_dir,
+                           const std::vector<JobDirVariable>& variables) {
   std::string text =
       "#!/bin/sh\n"
       "# celos: runs the workflow's script and records its exit status (SPEC 16).\n"
       "d=" + shell_quote(slot_dir) + "/\"$SLURM_JOB_ID\"\n";
+  for (const JobDirVariable& v : variables) {
+    text += "export " + v.name + "=" + shell_quote(v.prefix) + "\"$d\"/" + shell_quote(v.file) + "\n";
+  }
   if (enter_job_dir) text += "cd \"$d\" || exit 1\n";
   text +=
       "\"$d/script\"\n"

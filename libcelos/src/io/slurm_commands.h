@@ -41,9 +41,16 @@ std::string one_line(std::string_view err);
 // A Slurm job id: digits only.
 bool is_job_id(std::string_view id);
 
-// The batch script given to sbatch: runs <slot dir>/$SLURM_JOB_ID/script (in that directory
-// unless `enter_job_dir` is false) and records its exit status in `exit` there.
-std::string wrapper_script(const std::string& slot_dir, bool enter_job_dir);
+// An environment variable naming a file of the job directory, which exists only once sbatch
+// answered: the wrapper exports `name` = `prefix` + <job dir>/`file` (input lists, JobInputs).
+struct JobDirVariable {
+  std::string name, prefix, file;
+};
+
+// The batch script given to sbatch: exports `variables`, runs <slot dir>/$SLURM_JOB_ID/script
+// (in that directory unless `enter_job_dir` is false) and records its exit status in `exit` there.
+std::string wrapper_script(const std::string& slot_dir, bool enter_job_dir,
+                           const std::vector<JobDirVariable>& variables = {});
 
 // The workflow's script as written to the job directory: `#!/bin/sh` added when it has no `#!`.
 std::string job_script(const std::string& script);

@@ -105,9 +105,10 @@ class SlurmService : public ExternalService {
     if (error) return fail(fmt::format("cannot create {}: {}", slot_dir, error.message()));
     ProcessRequest request = command("sbatch", slurm::sbatch_args(options_, slot, slot_dir));
     std::map<std::string, std::string> env = context.env;
+    const auto in_job_dir = input_list_variables(context, env);
     for (const auto& [name, value] : options_.env) env[name] = value;
     request.env = slurm::job_environment(slot, env);
-    request.input = slurm::wrapper_script(slot_dir, options_.cwd.empty());
+    request.input = slurm::wrapper_script(slot_dir, options_.cwd.empty(), in_job_dir);
     auto answer = run(request);
     if (!answer) return fail("sbatch: " + answer.error().message);
     if (answer->exit_code != 0) {
@@ -119,7 +120,7 @@ class SlurmService : public ExternalService {
     if (id.empty()) {
       return fail(fmt::format("sbatch answered no job id: \"{}\"", slurm::one_line(answer->out)));
     }
-    if (auto prepared = prepare_job_dir(slot, slot_dir + "/" + id, context.variables); !prepared) {
+    if (auto prepared = prepare_job_dir(slot, slot_dir + "/" + id, context); !prepared) {
       [[maybe_unused]] auto cancelled = kill(slot, id);
       return tl::unexpected(prepared.error());
     }
@@ -194,14 +195,37 @@ class SlurmService : public ExternalService {
     return fail(fmt::format("\"{}\" is not a Slurm job id", id), ErrorCode::kInvalid);
   }
 
+  // The input list files of JobInputs, named by variables the wrapper exports (the job
+  // directory is named after the job id sbatch answers); a list too long for the environment
+  // leaves `env` for them.
+  static std::vector<slurm::JobDirVariable> input_list_variables(
+      const SubmitContext& context, std::map<std::string, std::string>& env) {
+    std::vector<slurm::JobDirVariable> out;
+    for (const auto& [name, paths] : context.variables) {
+      if (!name.starts_with("inputs.")) continue;
+      const std::string env_name = input_env_name(name.substr(7));
+      out.push_back({env_name + "_FILE", "", name});
+      if (paths.size() > kInlineInputBytes) {
+        env.erase(env_name);
+        out.push_back({env_name, "@", name});
+      }
+    }
+    return out;
+  }
+
   Result<void> prepare_job_dir(const SlotId& slot, const std::string& dir,
-                               const std::map<std::string, std::string>& variables) const {
+                               const SubmitContext& context) const {
     std::error_code error;
     fs::create_directories(dir, error);
     if (error) return fail(fmt::format("cannot create job directory {}: {}", dir, error.message()));
+    const JobInputs job = job_inputs(context, dir);
+    for (const auto& [path, text] : job.files) {
+      if (auto written = write_script(path, text); !written) return written;
+    }
     return write_script(dir + "/script",
                         slurm::job_script(replace_variables(
-                            replace_time_variables(options_.script, slot.time), variables)));
+                            replace_time_variables(options_.script, slot.time),
+                            job.context.variables)));
   }
 
   std::string job_dir(const Job& job) const {

@@ -3,7 +3,10 @@
 #include "celos/slurm_service.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
+
+#include <fmt/format.h>
 
 #include "celos/time.h"
 #include "testing/fake_process_runner.h"
@@ -74,6 +77,31 @@ TEST_CASE("submit_with hands a slot its dataset inputs in the script and the env
   REQUIRE(f.service->submit_with(kSlot, context));
   CHECK(f.runner->calls().at(0).env.at("CELOS_INPUT_CLICKS") == "/c/1,/c/2");
   CHECK(read_text_file(f.job_dir("9") + "/script") == "#!/bin/sh\nwc -l /c/1,/c/2\n");
+}
+
+TEST_CASE("10,000 input paths reach a Slurm job through a file of its job directory") {
+  Fixture f([](SlurmServiceOptions& o) {
+    o.script = "echo \"$CELOS_INPUT_CLICKS\" > vars; wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; "
+               "echo ${inputs.clicks} > var";
+  });
+  f.runner->answer("sbatch", 0, "9\n");
+  std::string paths;
+  for (int i = 0; i < 10000; ++i) paths += fmt::format("{}/data/clicks/instance-{:06}", i ? "," : "", i);
+  SubmitContext context;
+  context.variables["inputs.clicks"] = paths;
+  context.env["CELOS_INPUT_CLICKS"] = paths;
+  REQUIRE(f.service->submit_with(kSlot, context));
+  const auto call = f.runner->calls().at(0);
+  CHECK_FALSE(call.env.count("CELOS_INPUT_CLICKS"));  // sbatch could not even start with it
+  const std::string dir = f.job_dir("9");
+  // Run the wrapper as Slurm would, in the job's environment.
+  testing::write_text_file(f.jobs.path() + "/wrapper", call.input);
+  const std::string run = "env SLURM_JOB_ID=9 sh " + f.jobs.path() + "/wrapper";
+  REQUIRE(std::system(run.c_str()) == 0);
+  CHECK(read_text_file(dir + "/vars") == "@" + dir + "/inputs.clicks\n");
+  CHECK(read_text_file(dir + "/var") == "@" + dir + "/inputs.clicks\n");
+  CHECK(read_text_file(dir + "/count") == "10000\n");
+  CHECK(read_text_file(dir + "/inputs.clicks").ends_with("/data/clicks/instance-009999\n"));
 }
 
 TEST_CASE("a job id with a cluster name is the text before the semicolon") {

@@ -85,6 +85,26 @@ std::string input_env_name(std::string_view dataset_id) {
   return name;
 }
 
+JobInputs job_inputs(const SubmitContext& context, const std::string& job_dir) {
+  JobInputs out{context, {}};
+  for (const auto& [name, paths] : context.variables) {
+    if (!name.starts_with("inputs.")) continue;
+    const std::string id = name.substr(7);
+    const std::string file = job_dir + "/" + name;
+    std::string lines = paths;
+    std::replace(lines.begin(), lines.end(), ',', '\n');
+    if (!lines.empty()) lines += '\n';
+    out.files.emplace_back(file, std::move(lines));
+    out.context.variables[name + ".file"] = file;
+    out.context.env[input_env_name(id) + "_FILE"] = file;
+    if (paths.size() > kInlineInputBytes) {
+      out.context.variables[name] = "@" + file;
+      out.context.env[input_env_name(id)] = "@" + file;
+    }
+  }
+  return out;
+}
+
 std::string replace_variables(std::string_view text,
                               const std::map<std::string, std::string>& variables) {
   if (variables.empty() || text.find("${") == std::string_view::npos) return std::string(text);
