@@ -187,6 +187,11 @@ void many_announced_instances_come_back_in_one_ranged_read(StateDatabase& db) {
   CHECK(part->size() == 1480);
   CHECK(part->front() == first + minutes(10));
   CHECK(part->back() == first + minutes(1489));
+  // A read after another announcement in a day already read sees it (no stale cache).
+  REQUIRE(db.announce_instance("contract-many", first + minutes(1500), kDay));
+  auto again = db.announced_instances("contract-many", first, first + minutes(1501));
+  REQUIRE(again);
+  CHECK(again->size() == 1501);
 }
 
 void maintenance_is_off_until_set_and_round_trips(StateDatabase& db) {

@@ -222,19 +222,20 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(path, json::serialize(o) + "\n");
   }
 
+  // A day directory is listed (and its 1,440 files of a minutely dataset stat'ed) only when its
+  // mtime changed since the last read: the API's listings and lineage read a week each time.
   Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
                                                 Time end) override {
     std::vector<Time> out;
+    const std::string id(dataset);
     const std::string dir = fmt::format("{}/datasets/{}", root_, dataset);
     auto days = days_between(dir, start, end);
     if (!days) return tl::unexpected(days.error());
     for (const FileStatus& day : *days) {
-      auto files = fs_->list(dir + "/" + day.name);
-      if (!files) return tl::unexpected(files.error());
-      for (const FileStatus& f : *files) {
-        if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;
-        auto t = parse_time(day.name + "T" + f.name);
-        if (t && *t >= start && *t < end) out.push_back(*t);
+      auto times = announced_day(id, dir, day);
+      if (!times) return tl::unexpected(times.error());
+      for (Time t : **times) {
+        if (t >= start && t < end) out.push_back(t);
       }
     }
     std::sort(out.begin(), out.end());
@@ -242,6 +243,45 @@ class FileStateDatabase final : public StateDatabase {
   }
 
  private:
+  struct AnnouncedDay {
+    std::int64_t mtime_ns = 0;
+    std::shared_ptr<const std::vector<Time>> times;
+  };
+  // How many day directories of one dataset the announcement cache keeps (the newest).
+  static constexpr std::size_t kAnnouncedDaysCached = 32;
+
+  // The announced instances of one day directory, from the cache when it is unchanged (the
+  // racy rule of io/racy_read.h as for the slots' days).
+  Result<std::shared_ptr<const std::vector<Time>>> announced_day(const std::string& dataset,
+                                                                 const std::string& dir,
+                                                                 const FileStatus& day) {
+    const bool cacheable = day.mtime_ns != 0 && !racy_read(day.mtime_ns);
+    {
+      std::lock_guard lock(mutex_);
+      auto& days = announced_cache_[dataset];
+      auto it = days.find(day.name);
+      if (cacheable && it != days.end() && it->second.mtime_ns == day.mtime_ns) {
+        return it->second.times;
+      }
+    }
+    auto files = fs_->list(dir + "/" + day.name);
+    if (!files) return tl::unexpected(files.error());
+    std::vector<Time> times;
+    times.reserve(files->size());
+    for (const FileStatus& f : *files) {
+      if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;
+      if (auto t = parse_time(day.name + "T" + f.name)) times.push_back(*t);
+    }
+    auto shared = std::make_shared<const std::vector<Time>>(std::move(times));
+    if (cacheable) {
+      std::lock_guard lock(mutex_);
+      auto& days = announced_cache_[dataset];
+      days.insert_or_assign(day.name, AnnouncedDay{day.mtime_ns, shared});
+      while (days.size() > kAnnouncedDaysCached) days.erase(days.begin());
+    }
+    return shared;
+  }
+
   struct CachedDay {
     std::int64_t mtime_ns = 0;
     bool racy = true;  // read too soon after a modification: do not reuse
@@ -446,6 +486,7 @@ class FileStateDatabase final : public StateDatabase {
   std::unique_ptr<RerunMarkers> markers_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, CachedDay>> cache_;
+  std::map<std::string, std::map<std::string, AnnouncedDay>> announced_cache_;  // by dataset, day
 };
 
 }  // namespace
