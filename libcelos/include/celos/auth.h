@@ -78,6 +78,10 @@ struct AuthResult {
   std::optional<HttpServerResponse> refusal;  // 401 (with WWW-Authenticate) or 403
   std::string token_name;                     // of the authenticated token, if any
 };
+// The token of an `Authorization: Bearer <token>` header; the scheme's case does not matter
+// (RFC 7235: bearer, BEARER). Nothing for another scheme or an empty token.
+std::optional<std::string_view> bearer_credentials(std::string_view header);
+
 // Decides whether `request` may use a route needing `role` (mutating routes: `role` as given;
 // reads need a token only with auth_reads; kPublic never). Re-reads a changed tokens file.
 AuthResult authorize(const AuthOptions& options, Role role, bool mutates,

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -260,6 +261,19 @@ std::shared_ptr<HttpClient> with_bearer_token(std::shared_ptr<HttpClient> inner,
   return std::make_shared<BearerClient>(std::move(inner), std::move(token));
 }
 
+std::optional<std::string_view> bearer_credentials(std::string_view header) {
+  // RFC 7235: the scheme is a token compared without regard to case, then one or more spaces.
+  constexpr std::string_view kBearer = "bearer";
+  if (header.size() <= kBearer.size() || header[kBearer.size()] != ' ') return std::nullopt;
+  for (std::size_t i = 0; i < kBearer.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kBearer[i]) return std::nullopt;
+  }
+  std::string_view rest = header.substr(kBearer.size());
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (rest.empty()) return std::nullopt;
+  return rest;
+}
+
 AuthResult authorize(const AuthOptions& options, Role role, bool mutates,
                      const HttpServerRequest& request) {
   AuthResult result;
@@ -267,13 +281,13 @@ AuthResult authorize(const AuthOptions& options, Role role, bool mutates,
   if (!mutates && !options.auth_reads && role == Role::kViewer) return result;
   options.tokens->reload_if_changed();
   const auto header = request.headers.find("authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header == request.headers.end() || header->second.size() <= kBearer.size() ||
-      header->second.compare(0, kBearer.size(), kBearer) != 0) {
+  const std::optional<std::string_view> sent =
+      header == request.headers.end() ? std::nullopt : bearer_credentials(header->second);
+  if (!sent) {
     result.refusal = unauthorized("authentication required: send Authorization: Bearer <token>");
     return result;
   }
-  const auto token = options.tokens->find(std::string_view(header->second).substr(kBearer.size()));
+  const auto token = options.tokens->find(*sent);
   if (!token) {
     result.refusal = unauthorized("unknown token");
     return result;

@@ -82,6 +82,24 @@ TEST_CASE("Roles nest: no token 401, unknown 401, too low 403, enough passes") {
     CHECK_FALSE(authorize(reads, Role::kViewer, false, with_token("vvv")).refusal);
     CHECK_FALSE(authorize(reads, Role::kPublic, false, with_token("")).refusal);
   }
+  SECTION("the scheme's case does not matter (RFC 7235), another scheme is refused") {
+    auto with_header = [](const std::string& value) {
+      HttpServerRequest request;
+      request.method = "POST";
+      request.headers["authorization"] = value;
+      return request;
+    };
+    for (const char* header : {"bearer ooo", "BEARER ooo", "bEaReR ooo", "Bearer  ooo"}) {
+      INFO(header);
+      const auto result = authorize(options, Role::kOperator, true, with_header(header));
+      CHECK_FALSE(result.refusal);
+      CHECK(result.token_name == "o");
+    }
+    for (const char* header : {"Basic ooo", "Bearerooo", "bearer ", "bearer", "Bear ooo"}) {
+      INFO(header);
+      CHECK(authorize(options, Role::kOperator, true, with_header(header)).refusal->status == 401);
+    }
+  }
   SECTION("without a tokens file nothing is checked") {
     CHECK_FALSE(authorize(AuthOptions{}, Role::kAdmin, true, with_token("")).refusal);
   }
