@@ -37,6 +37,8 @@
 #include "celos/executor.h"
 #include "celos/cluster.h"
 #include "celos/cluster_api.h"
+#include "celos/db_watch.h"
+#include "celos/request_pool.h"
 #include "celos/hadoop.h"
 #include "celos/logging.h"
 #include "celos/http_client.h"
@@ -114,6 +116,43 @@ std::unique_ptr<celos::Cluster> make_cluster(const celos::ServerOptions& opts,
                cluster.url, opts.lease_seconds);
   return celos::make_postgres_cluster(opts.state_db, std::move(cluster), std::move(fence));
 }
+
+// What keeps the HTTP threads free (issue 33): reads and forwards run on pools, with deadlines
+// derived from --io-timeout (reads io/3, a mutation's wait for the worker io/2, a forward io).
+struct Serving {
+  Serving(const celos::ServerOptions& opts, std::chrono::milliseconds io)
+      : io_timeout(io),
+        database(opts.uses_postgres()
+                     ? "the state database (" + celos::describe_postgres_uri(opts.state_db) + ")"
+                     : "the state database (" + opts.db_dir + ")"),
+        forward_client(celos::make_curl_http_client(
+            {.connect_timeout = std::min(io, std::chrono::milliseconds(1000)),
+             .total_timeout = io})) {}
+
+  celos::ServingOptions reading() {
+    return {.reads = reads.get(), .timer = timer.get(),
+            .read_timeout = std::max(std::chrono::milliseconds(1000), io_timeout / 3),
+            .mutation_wait = std::max(std::chrono::milliseconds(1000), io_timeout / 2),
+            .database = database};
+  }
+  celos::ForwardingOptions forwarding(int lease_seconds) {
+    return {.pool = forwards.get(), .timer = timer.get(), .timeout = io_timeout,
+            .retry_after_seconds = std::max(1, lease_seconds / 5)};
+  }
+  // After the server stopped: queued reads are answered 503, running ones finish.
+  void stop() {
+    forwards.reset();
+    reads.reset();
+    timer.reset();
+  }
+
+  std::chrono::milliseconds io_timeout;
+  std::string database;
+  std::shared_ptr<celos::HttpClient> forward_client;
+  std::unique_ptr<celos::DeadlineTimer> timer = std::make_unique<celos::DeadlineTimer>();
+  std::unique_ptr<celos::RequestPool> reads = std::make_unique<celos::RequestPool>(8, 256);
+  std::unique_ptr<celos::RequestPool> forwards = std::make_unique<celos::RequestPool>(4, 64);
+};
 
 // --import-db DIR: copy a file database into --state-db and exit (0 done, 1 corrupt or failed,
 // 2 refused: a non-empty target without --force, bad credentials).
@@ -269,9 +308,11 @@ int main(int argc, char** argv) try {
                    : *celos::parse_allowed_hosts(opts.allowed_hosts);
   celos::StartupGate startup;
   auto cluster = make_cluster(opts, fence);
+  // /health/ready answers from this background check, never from the database itself.
+  celos::DatabaseWatch db_watch(*state_db, std::chrono::seconds(2));
   celos::Api api(scheduler, {.hosts = hosts, .auth = {tokens.get(), opts.auth_reads},
                              .audit = audit.get(), .metrics = &metrics, .db = state_db.get(),
-                             .startup = &startup,
+                             .db_watch = &db_watch, .startup = &startup,
                              .cluster_role = [&cluster] {
                                return std::string(cluster->is_leader() ? "leader" : "standby");
                              },
@@ -281,10 +322,15 @@ int main(int argc, char** argv) try {
                              .clock_skew = [&cluster] { return cluster->clock_skew(); }});
   celos::register_cluster_routes(api.routes(), *cluster);
   celos::SerialWorker worker;
+  Serving serving(opts, io_timeout);
   celos::HttpServerOptions server_options;
   server_options.host = opts.host;
   server_options.port = static_cast<std::uint16_t>(opts.port);
-  auto server = celos::start_async_http_server(server_options, celos::make_cluster_http_handler(celos::make_api_http_handler(api, worker), api, *cluster, http));
+  auto server = celos::start_async_http_server(
+      server_options,
+      celos::make_cluster_http_handler(
+          celos::make_api_http_handler(api, worker, serving.reading()), api, *cluster,
+          serving.forward_client, serving.forwarding(opts.lease_seconds)));
   spdlog::info("listening on {}:{}", opts.host, server->port());
   own_port = server->port();
   // The port is open first: /health/*, /metrics and /version answer while the files load,
@@ -320,6 +366,7 @@ int main(int argc, char** argv) try {
   refresher.reset();
   worker.stop();
   server->stop();
+  serving.stop();
   cluster.reset();  // a leader hands its lease over at once
   spdlog::info("celos-server stopped");
   return 0;

@@ -131,10 +131,10 @@ class ThreeNodeClusterTest(unittest.TestCase):
         self.assertEqual(mine[0]["method"], "POST")
         self.assertEqual(mine[0]["node"], self.standby(leader["id"]))
         self.assertEqual(records(self.nodes[leader["id"]]), mine)  # the leader wrote none
-        # A request already forwarded once is never forwarded again.
+        # X-Celos-Forwarded without the cluster's secret is forged: refused, never forwarded.
         r = standby.request("POST", "/scheduler?time=2015-09-14T03:00Z", body=b"",
                             headers={"X-Celos-Forwarded": "elsewhere"})
-        self.assertEqual(r.status, 503)
+        self.assertEqual(r.status, 403)
         self.assertIn("error", r.json)
 
     def test_kill_9_of_the_leader_hands_over_with_a_higher_epoch(self):

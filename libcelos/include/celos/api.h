@@ -29,9 +29,11 @@
 
 #include "celos/audit.h"
 #include "celos/auth.h"
+#include "celos/db_watch.h"
 #include "celos/host_check.h"
 #include "celos/http_server.h"
 #include "celos/metrics.h"
+#include "celos/request_pool.h"
 #include "celos/route_table.h"
 #include "celos/state_db.h"
 #include "celos/scheduler.h"
@@ -56,6 +58,9 @@ struct ApiOptions {
   Metrics* metrics = nullptr;
   // Maintenance mode and the readiness check; null = the maintenance routes answer 500.
   StateDatabase* db = nullptr;
+  // /health/ready's view of `db`, checked in the background (issue 33); null = /health/ready
+  // asks `db` itself (unit tests). Not owned.
+  const DatabaseWatch* db_watch = nullptr;
   // Until the first load of the workflows ends (SPEC §16); null = loaded. Not owned.
   StartupGate* startup = nullptr;
   // "leader", "standby", ... for /health/ready and celos_leader; empty = always "leader".
@@ -213,12 +218,31 @@ class SerialWorker {
   std::thread thread_;
 };
 
-// The server's handler: reads are answered on the calling (connection) thread, mutations are
-// queued on `worker` and answered when they ran (503 if the worker stopped first). While the
-// Api's StartupGate is closed, requests other than /health/*, /metrics and /version wait for it
-// (503 {"error": "workflows are loading"} after its max_wait). Every answer is counted in the
-// Api's metrics. `api` and `worker` must outlive the handler.
-AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker);
+// Where the server's handler runs what may wait (issue 33). Without a pool, reads run on the
+// connection's thread; without a timer, nothing has a deadline (unit tests).
+struct ServingOptions {
+  RequestPool* reads = nullptr;
+  DeadlineTimer* timer = nullptr;
+  // A read that has not answered by then is answered 503 naming `database` (its late answer
+  // is dropped); one still queued then never runs.
+  std::chrono::milliseconds read_timeout{10000};
+  // A mutation still waiting for the worker (behind a step or a mutation) then is answered 503
+  // and never runs; one that began is always answered with its result.
+  std::chrono::milliseconds mutation_wait{15000};
+  std::string database = "the state database";
+};
+
+// A 503 with Retry-After (seconds): the client may try again, nothing was done.
+HttpServerResponse unavailable(std::string_view message, int retry_after_seconds);
+
+// The server's handler: /health/*, /metrics and /version (the routes that answer while
+// loading) on the calling (connection) thread, other reads on `serving.reads`, mutations queued
+// on `worker` and answered when they ran (503 if the worker stopped first). While the Api's
+// StartupGate is closed, requests other than /health/*, /metrics and /version wait for it
+// (503 {"error": "workflows are loading"} after its max_wait). Every answer is counted once in
+// the Api's metrics. `api`, `worker` and the pool and timer must outlive the handler.
+AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker,
+                                       ServingOptions serving = {});
 
 // --autoSchedule: a step at the current time every `interval`, through `worker`, so that steps
 // never overlap each other or a mutation. The first step comes one interval after start. A step

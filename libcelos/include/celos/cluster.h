@@ -57,8 +57,16 @@ class Cluster {
   virtual const std::string& node_id() const = 0;
   // True while this node holds the lease with time to spare: only then may it step.
   virtual bool is_leader() const = 0;
-  // The leader's advertised URL as last seen, unless this node is the leader.
+  // The leader's advertised URL as last seen, unless this node is the leader or the lease
+  // names this node (a lease from before a restart, or one it can no longer renew).
   virtual std::optional<std::string> leader_url() const = 0;
+  // The holder of the unexpired lease (id and URL; epoch and since may be 0): asked of the
+  // database (may block: not on an HTTP thread), else as last seen. Nothing when no node holds it.
+  [[nodiscard]] virtual std::optional<ClusterLeaderInfo> lease_holder() const = 0;
+  // The secret that authenticates one node's forwarded request to another (issue 33), kept in
+  // the state database and read once; nothing until read, and always nothing for a cluster of
+  // one (there, every X-Celos-Forwarded is forged).
+  virtual std::optional<std::string> forward_secret() const = 0;
   [[nodiscard]] virtual Result<ClusterView> view() = 0;
   // Gives up the lease and does not campaign for `hold`; returns until when. kInvalid when
   // there is no lease to give up (the file backend: HTTP 409).

@@ -77,6 +77,10 @@ const std::string* query_param(const HttpServerRequest& request, const std::stri
 // handler throws before answering, the client gets a 500.
 using HttpResponder = std::function<void(HttpServerResponse)>;
 using AsyncHttpHandler = std::function<void(HttpServerRequest, HttpResponder)>;
+// A responder that passes on the first answer only and then lets go of `inner` (so a copy kept
+// by a pending deadline holds no connection). `on_first` (optional) sees that answer first.
+HttpResponder respond_once(HttpResponder inner,
+                           std::function<void(const HttpServerResponse&)> on_first = {});
 std::unique_ptr<HttpServer> start_async_http_server(HttpServerOptions options,
                                                     AsyncHttpHandler handler);
 

@@ -58,15 +58,27 @@ class PostgresCluster final : public Cluster {
     return leading_ && Steady::now() < valid_until_;
   }
 
-  // Asked of the database each time (a mutation to forward is rare; a stale URL after a
-  // takeover is not); the last tick's answer when the database cannot be asked.
   std::optional<std::string> leader_url() const override {
     if (is_leader()) return std::nullopt;
-    auto fresh = current_leader_url();
+    auto holder = lease_holder();
+    if (!holder || holder->id == options_.node_id || holder->url.empty()) return std::nullopt;
+    return holder->url;
+  }
+
+  // Asked of the database each time (a mutation to forward is rare; a stale URL after a
+  // takeover is not); the last tick's answer when the database cannot be asked.
+  std::optional<ClusterLeaderInfo> lease_holder() const override {
+    auto fresh = current_holder();
     std::lock_guard lock(mutex_);
-    if (fresh) leader_url_ = *fresh;
-    if (leader_url_.empty()) return std::nullopt;
-    return leader_url_;
+    if (fresh) holder_ = *fresh;
+    if (holder_.id.empty()) return std::nullopt;
+    return holder_;
+  }
+
+  std::optional<std::string> forward_secret() const override {
+    std::lock_guard lock(mutex_);
+    if (secret_.empty()) return std::nullopt;
+    return secret_;
   }
 
   Result<ClusterView> view() override;
@@ -117,6 +129,7 @@ class PostgresCluster final : public Cluster {
     const auto sent = Steady::now();
     Result<void> done = leading_ ? renew(sent) : campaign(sent);
     if (done) done = heartbeat();
+    if (done && forward_secret() == std::nullopt) done = read_secret();
     if (!done) {
       spdlog::warn("cluster: {}", done.error().message);
       if (PQstatus(conn_.get()) != CONNECTION_OK) conn_.reset();
@@ -178,13 +191,16 @@ class PostgresCluster final : public Cluster {
     if (!r) return tl::unexpected(r.error());
     const Time asked = wall_now();
     r = pg::exec(conn_.get(),
-                 "SELECT (SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
+                 "SELECT (SELECT holder FROM celos_lease WHERE cluster = $1 "
+                 "AND holder IS NOT NULL AND expires > now()), "
+                 "(SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
                  "AND expires > now()), (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                  {options_.name});
     if (!r) return tl::unexpected(r.error());
-    measure_skew(asked, wall_now(), ms_time(pg::field(r->get(), 0, 1)));
+    measure_skew(asked, wall_now(), ms_time(pg::field(r->get(), 0, 2)));
     std::lock_guard lock(mutex_);
-    leader_url_ = pg::field(r->get(), 0, 0).value_or("");
+    holder_ = ClusterLeaderInfo{pg::field(r->get(), 0, 0).value_or(""),
+                                pg::field(r->get(), 0, 1).value_or(""), 0, {}};
     return {};
   }
 
@@ -206,16 +222,45 @@ class PostgresCluster final : public Cluster {
     skew_ = skew;
   }
 
-  Result<std::string> current_leader_url() const {
+  // The unexpired lease's holder and URL (an empty id: none).
+  Result<ClusterLeaderInfo> read_holder(PGconn* conn) const {
+    auto r = pg::exec(conn,
+                      "SELECT holder, url FROM celos_lease WHERE cluster = $1 "
+                      "AND holder IS NOT NULL AND expires > now()",
+                      {options_.name});
+    if (!r) return tl::unexpected(r.error());
+    ClusterLeaderInfo holder;
+    if (PQntuples(r->get()) == 1) {
+      holder.id = pg::field(r->get(), 0, 0).value_or("");
+      holder.url = pg::field(r->get(), 0, 1).value_or("");
+    }
+    return holder;
+  }
+
+  Result<ClusterLeaderInfo> current_holder() const {
     auto conn = reads_.take();
     if (!conn) return tl::unexpected(conn.error());
     pg::PooledConn c(reads_, std::move(*conn));
-    auto r = pg::exec(c.get(),
-                      "SELECT url FROM celos_lease WHERE cluster = $1 AND holder IS NOT NULL "
-                      "AND expires > now()",
+    return read_holder(c.get());
+  }
+
+  // The cluster's forwarding secret: the first node to ask creates it (random, from the
+  // database's generator), every node reads the same one.
+  Result<void> read_secret() {
+    auto r = pg::exec(conn_.get(),
+                      "INSERT INTO celos_cluster_secret (cluster, secret) VALUES ($1, "
+                      "replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')) "
+                      "ON CONFLICT (cluster) DO NOTHING",
                       {options_.name});
+    if (r) {
+      r = pg::exec(conn_.get(), "SELECT secret FROM celos_cluster_secret WHERE cluster = $1",
+                   {options_.name});
+    }
     if (!r) return tl::unexpected(r.error());
-    return PQntuples(r->get()) == 1 ? pg::field(r->get(), 0, 0).value_or("") : std::string();
+    if (PQntuples(r->get()) != 1) return {};
+    std::lock_guard lock(mutex_);
+    secret_ = pg::field(r->get(), 0, 0).value_or("");
+    return {};
   }
 
   // Gives the lease up (on a connection of its own: the ticking thread may be busy).
@@ -254,7 +299,8 @@ class PostgresCluster final : public Cluster {
   std::int64_t epoch_ = 0;
   Steady::time_point valid_until_{};
   Steady::time_point hold_until_{};
-  mutable std::string leader_url_;
+  mutable ClusterLeaderInfo holder_;  // as last seen (an empty id: none)
+  std::string secret_;                 // the forwarding secret, once read
   std::optional<std::chrono::milliseconds> skew_;
   bool skew_warned_ = false;
   std::thread thread_;

@@ -22,6 +22,10 @@ class SingleNodeCluster final : public Cluster {
   const std::string& node_id() const override { return options_.node_id; }
   bool is_leader() const override { return true; }
   std::optional<std::string> leader_url() const override { return std::nullopt; }
+  std::optional<ClusterLeaderInfo> lease_holder() const override {
+    return ClusterLeaderInfo{options_.node_id, options_.url, 1, since_};
+  }
+  std::optional<std::string> forward_secret() const override { return std::nullopt; }
 
   Result<ClusterView> view() override {
     ClusterView v;

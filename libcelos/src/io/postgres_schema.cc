@@ -45,6 +45,8 @@ constexpr const char* kMigrations[] = {
     "  query text NOT NULL, status integer NOT NULL, truncated jsonb,"
     "  suppressed bigint NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS celos_audit_at ON celos_audit (at, id);",
+    // 5 -> 6: the secret that authenticates forwarding between the cluster's nodes (issue 33).
+    "CREATE TABLE celos_cluster_secret (cluster text PRIMARY KEY, secret text NOT NULL);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

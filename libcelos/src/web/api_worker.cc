@@ -4,6 +4,7 @@
 #include <future>
 #include <memory>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
@@ -67,22 +68,87 @@ void SerialWorker::loop() {
   }
 }
 
-AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker) {
-  return [&api, &worker](HttpServerRequest request, HttpResponder respond_raw) {
-    HttpResponder respond = [&api, respond_raw](HttpServerResponse response) {
-      api.metrics().count_http_request(response.status);
-      respond_raw(std::move(response));
-    };
+HttpServerResponse unavailable(std::string_view message, int retry_after_seconds) {
+  HttpServerResponse response = json_error(503, message);
+  response.headers["Retry-After"] = std::to_string(std::max(1, retry_after_seconds));
+  return response;
+}
+
+namespace {
+
+using SharedRequest = std::shared_ptr<const HttpServerRequest>;
+
+int seconds_of(std::chrono::milliseconds d) {
+  return static_cast<int>((d.count() + 999) / 1000);
+}
+
+// Answers at most once (a read's deadline and its late answer race) and counts that answer.
+HttpResponder counted_once(const Api& api, HttpResponder raw) {
+  return respond_once(std::move(raw), [&api](const HttpServerResponse& response) {
+    api.metrics().count_http_request(response.status);
+  });
+}
+
+void answer_read(const Api& api, const ServingOptions& serving, SharedRequest request,
+                 HttpResponder respond) {
+  if (serving.reads == nullptr) return respond(api.handle(*request));
+  auto claim = std::make_shared<Claim>();
+  const bool queued = serving.reads->post(
+      [&api, request, respond, claim] {
+        if (claim->start()) respond(api.handle(*request));
+      },
+      [respond] { respond(unavailable("the server is shutting down", 5)); });
+  if (!queued) {
+    return respond(unavailable(fmt::format("the server is busy: {} requests are waiting for "
+                                           "the state database or a file system; try again",
+                                           serving.reads->busy()),
+                               seconds_of(serving.read_timeout)));
+  }
+  if (serving.timer == nullptr) return;
+  serving.timer->after(serving.read_timeout, [serving, respond, claim] {
+    claim->expire();  // a read not begun never runs; one that began answers too late
+    respond(unavailable(fmt::format("{} did not answer within {} s; try again",
+                                    serving.database, seconds_of(serving.read_timeout)),
+                        seconds_of(serving.read_timeout)));
+  });
+}
+
+void answer_mutation(const Api& api, SerialWorker& worker, const ServingOptions& serving,
+                     SharedRequest request, HttpResponder respond) {
+  auto claim = std::make_shared<Claim>();
+  const bool queued = worker.post(
+      [&api, request, respond, claim] {
+        if (claim->start()) return respond(api.handle(*request));
+        api.audit_answer(*request, 503);  // answered 503 at its deadline, never run
+      },
+      [respond] { respond(unavailable("the server is shutting down", 5)); });
+  if (!queued) return respond(unavailable("the server is shutting down", 5));
+  if (serving.timer == nullptr) return;
+  serving.timer->after(serving.mutation_wait, [serving, respond, claim] {
+    if (!claim->expire()) return;  // it began: its own answer comes
+    respond(unavailable(fmt::format("not done: the request waited {} s behind a step or "
+                                    "another request (is {} slow?); try again",
+                                    seconds_of(serving.mutation_wait), serving.database),
+                        seconds_of(serving.mutation_wait)));
+  });
+}
+
+}  // namespace
+
+AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker,
+                                       ServingOptions serving) {
+  return [&api, &worker, serving](HttpServerRequest request, HttpResponder respond_raw) {
+    HttpResponder respond = counted_once(api, std::move(respond_raw));
     auto shared = std::make_shared<const HttpServerRequest>(std::move(request));
-    auto answer = [&api, &worker, shared, respond] {
-      if (!api.is_mutation(*shared)) return respond(api.handle(*shared));
-      const bool queued = worker.post(
-          [&api, shared, respond] { respond(api.handle(*shared)); },
-          [respond] { respond(json_error(503, "the server is shutting down")); });
-      if (!queued) respond(json_error(503, "the server is shutting down"));
+    // /health/*, /metrics and /version never wait for anything: answered here, at once.
+    const bool instant = api.answers_while_loading(*shared);
+    if (instant) return respond(api.handle(*shared));
+    auto answer = [&api, &worker, serving, shared, respond] {
+      if (!api.is_mutation(*shared)) return answer_read(api, serving, shared, respond);
+      answer_mutation(api, worker, serving, shared, respond);
     };
     StartupGate* gate = api.options().startup;
-    if (gate == nullptr || gate->is_open() || api.answers_while_loading(*shared)) return answer();
+    if (gate == nullptr || gate->is_open()) return answer();
     gate->run_or_wait(answer, [respond] { respond(json_error(503, "workflows are loading")); });
   };
 }

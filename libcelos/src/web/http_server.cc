@@ -393,6 +393,30 @@ HttpServerResponse json_error(int status, std::string_view message) {
   return response;
 }
 
+HttpResponder respond_once(HttpResponder inner,
+                           std::function<void(const HttpServerResponse&)> on_first) {
+  struct Once {
+    std::mutex mutex;
+    HttpResponder inner;
+    std::function<void(const HttpServerResponse&)> on_first;
+  };
+  auto once = std::make_shared<Once>();
+  once->inner = std::move(inner);
+  once->on_first = std::move(on_first);
+  return [once](HttpServerResponse response) {
+    HttpResponder target;
+    std::function<void(const HttpServerResponse&)> observe;
+    {
+      std::lock_guard lock(once->mutex);
+      target.swap(once->inner);
+      observe.swap(once->on_first);
+    }
+    if (!target) return;
+    if (observe) observe(response);
+    target(std::move(response));
+  };
+}
+
 std::unique_ptr<HttpServer> start_async_http_server(HttpServerOptions options,
                                                     AsyncHttpHandler handler) {
   return std::make_unique<BeastServer>(std::move(options), std::move(handler));

@@ -55,7 +55,9 @@ constexpr const char* kComponents = R"json({
         "role": {"type": "string"},
         "checks": {"type": "object", "properties": {
           "workflows": {"type": "string", "enum": ["ok", "loading"]},
-          "stateDatabase": {"type": "string", "description": "ok, or why not"}}}}},
+          "stateDatabase": {"type": "string", "description": "ok, or why not"}}},
+        "checkedMsAgo": {"type": "integer", "nullable": true,
+          "description": "when the background check of the state database last ended"}}},
     "AuditRecord": {"type": "object",
       "properties": {"time": {"type": "string", "format": "date-time"}, "node": {"type": "string"},
         "client": {"type": "string"}, "token": {"type": "string", "nullable": true},

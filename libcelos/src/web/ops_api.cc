@@ -31,7 +31,13 @@ std::optional<std::string> clock_check(const Api& api) {
 HttpServerResponse health_ready(const Api& api) {
   const bool loaded = api.workflows_loaded();
   std::string database = "ok";
-  if (StateDatabase* db = api.options().db) {
+  json::value checked_ms_ago = nullptr;
+  if (const DatabaseWatch* watch = api.options().db_watch) {
+    // Never the database itself: the last answer of the background check, and its age.
+    DatabaseWatch::Seen seen = watch->last();
+    database = std::move(seen.status);
+    if (seen.age) checked_ms_ago = seen.age->count();
+  } else if (StateDatabase* db = api.options().db) {
     if (auto ok = db->check(); !ok) database = ok.error().message;
   }
   const bool ready = loaded && database == "ok";
@@ -39,7 +45,8 @@ HttpServerResponse health_ready(const Api& api) {
   if (auto clock = clock_check(api)) checks["clock"] = *clock;  // a warning: ready all the same
   return json_response(json::object{{"status", ready ? "ok" : "unavailable"},
                                     {"role", api.cluster_role()},
-                                    {"checks", std::move(checks)}},
+                                    {"checks", std::move(checks)},
+                                    {"checkedMsAgo", checked_ms_ago}},
                        ready ? 200 : 503);
 }
 

@@ -1,0 +1,49 @@
+// /health/ready answered from the last state a background check saw (issue 33): the HTTP
+// thread that answers it never waits for the state database.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "celos/state_db.h"
+
+namespace celos {
+
+// Runs StateDatabase::check() on its own thread every `interval` (the next one starts when the
+// previous one ended).
+class DatabaseWatch {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Seen {
+    std::string status;  // "ok", why not, or "no answer for N s" while a check hangs
+    std::optional<std::chrono::milliseconds> age;  // since the last check ended; none yet
+  };
+
+  DatabaseWatch(StateDatabase& db, std::chrono::milliseconds interval);
+  ~DatabaseWatch();
+  DatabaseWatch(const DatabaseWatch&) = delete;
+  DatabaseWatch& operator=(const DatabaseWatch&) = delete;
+
+  // The last check's answer. "ok" turns into "no answer for N s" once a check has been
+  // running longer than `interval` (a hanging database is not ok).
+  Seen last() const;
+
+ private:
+  void loop();
+
+  StateDatabase& db_;
+  const std::chrono::milliseconds interval_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::string status_ = "not checked yet";
+  std::optional<Clock::time_point> ended_;
+  std::optional<Clock::time_point> running_since_;
+  std::thread thread_;
+};
+
+}  // namespace celos

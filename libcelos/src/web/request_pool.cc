@@ -1,0 +1,110 @@
+// The threads that keep the HTTP threads free (celos/request_pool.h).
+#include "celos/request_pool.h"
+
+#include <exception>
+
+#include <spdlog/spdlog.h>
+
+namespace celos {
+namespace {
+
+void run_guarded(const std::function<void()>& job, const char* what) {
+  try {
+    job();
+  } catch (const std::exception& e) {
+    spdlog::error("{} failed: {}", what, e.what());
+  } catch (...) {
+    spdlog::error("{} failed with an unknown exception", what);
+  }
+}
+
+}  // namespace
+
+DeadlineTimer::DeadlineTimer() : thread_([this] { loop(); }) {}
+
+DeadlineTimer::~DeadlineTimer() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void DeadlineTimer::at(Clock::time_point when, std::function<void()> callback) {
+  {
+    std::lock_guard lock(mutex_);
+    due_.emplace(when, std::move(callback));
+  }
+  wake_.notify_all();
+}
+
+void DeadlineTimer::loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (due_.empty()) {
+      wake_.wait(lock);
+      continue;
+    }
+    const auto first = due_.begin()->first;
+    if (Clock::now() < first) {
+      wake_.wait_until(lock, first);
+      continue;
+    }
+    auto callback = std::move(due_.begin()->second);
+    due_.erase(due_.begin());
+    lock.unlock();
+    run_guarded(callback, "a request deadline");
+    lock.lock();
+  }
+}
+
+RequestPool::RequestPool(int threads, std::size_t max_queued) : max_queued_(max_queued) {
+  for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { loop(); });
+}
+
+RequestPool::~RequestPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& thread : threads_) thread.join();
+  for (auto& job : queue_) {
+    if (job.cancel) run_guarded(job.cancel, "cancelling a request");
+  }
+}
+
+bool RequestPool::post(std::function<void()> job, std::function<void()> on_cancel) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || queue_.size() >= max_queued_) return false;
+    queue_.push_back(Job{std::move(job), std::move(on_cancel)});
+  }
+  wake_.notify_one();
+  return true;
+}
+
+std::size_t RequestPool::busy() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size() + running_;
+}
+
+void RequestPool::loop() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    run_guarded(job.run, "a request");
+    std::lock_guard lock(mutex_);
+    --running_;
+  }
+}
+
+}  // namespace celos
