@@ -108,7 +108,9 @@ class Api {
   // Writes the audit record of a mutation this node answered without running it: a standby
   // that forwarded it to the leader (or found no leader) answers the client, so it records the
   // request with the client's address, the token's name and the `status` it answered (SPEC §16).
-  void audit_answer(const HttpServerRequest& request, int status) const;
+  // `refused`: a request refused without a route's check (a forged forward), rate-limited as
+  // the check's refusals are.
+  void audit_answer(const HttpServerRequest& request, int status, bool refused = false) const;
 
   // True for the requests answered before the first load of the workflows has ended.
   bool answers_while_loading(const HttpServerRequest& request) const;

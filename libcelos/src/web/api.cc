@@ -147,9 +147,9 @@ HttpServerResponse Api::run_route(const Route& route, const HttpServerRequest& r
   return route.handler(call);
 }
 
-void Api::audit_answer(const HttpServerRequest& request, int status) const {
+void Api::audit_answer(const HttpServerRequest& request, int status, bool refused) const {
   Checked c = check(request);
-  if (!c.refusal) audit(request, c.token, status);  // a refusal was audited by check()
+  if (!c.refusal) audit(request, c.token, status, refused);  // a refusal was audited by check()
 }
 
 void Api::audit(const HttpServerRequest& request, const std::string& token, int status,

@@ -207,7 +207,7 @@ AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& se
       // node would skip the audit trail: refused and audited here.
       if (!authentic_forward(request, cluster)) {
         if (auto refused = api.refusal(request)) return respond(std::move(*refused));
-        api.audit_answer(request, 403);
+        api.audit_answer(request, 403, /*refused=*/true);
         return respond(json_error(403, "X-Celos-Forwarded without the cluster's secret: only a "
                                        "node of this cluster forwards requests"));
       }
