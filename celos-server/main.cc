@@ -310,6 +310,8 @@ int main(int argc, char** argv) try {
   auto cluster = make_cluster(opts, fence);
   // /health/ready answers from this background check, never from the database itself.
   celos::DatabaseWatch db_watch(*state_db, std::chrono::seconds(2));
+  // Outputs removed, done flags written, jobs submitted and started only while the lease holds.
+  scheduler.set_lease_guard(*cluster);
   celos::Api api(scheduler, {.hosts = hosts, .auth = {tokens.get(), opts.auth_reads},
                              .audit = audit.get(), .metrics = &metrics, .db = state_db.get(),
                              .db_watch = &db_watch, .startup = &startup,

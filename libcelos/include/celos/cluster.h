@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/lease_guard.h"
 #include "celos/state_db.h"
 #include "celos/time.h"
 
@@ -51,7 +52,11 @@ struct ClusterView {
   std::vector<ClusterNodeInfo> nodes;  // seen within 10 lease periods
 };
 
-class Cluster {
+// A Cluster is the LeaseGuard of its node's side effects (celos/lease_guard.h): the
+// PostgreSQL cluster confirms with one query that the lease row still names this node, its
+// epoch and an expiry beyond now() + the margin (by the database's clock); the cluster of one
+// is always current.
+class Cluster : public LeaseGuard {
  public:
   virtual ~Cluster() = default;
   virtual const std::string& node_id() const = 0;

@@ -20,6 +20,7 @@
 #include "celos/error.h"
 #include "celos/executor.h"
 #include "celos/file_system.h"
+#include "celos/lease_guard.h"
 #include "celos/range_ops.h"
 #include "celos/slot.h"
 #include "celos/state_db.h"
@@ -89,6 +90,10 @@ class Scheduler {
   // The executor of the step's external calls (not owned; must outlive the scheduler). The
   // default runs them one at a time on the step's thread. Call before the first step.
   void set_executor(Executor& executor);
+  // The fence of the side effects of steps, reruns and kills (celos/lease_guard.h: a cluster
+  // node's lease; not owned, must outlive the scheduler). Default: always current. Call before
+  // the first step.
+  void set_lease_guard(LeaseGuard& guard) { guard_ = &guard; }
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -152,6 +157,7 @@ class Scheduler {
   std::vector<SchedulerListener*> listeners_;
   std::unique_ptr<Executor> inline_executor_;
   Executor* executor_;
+  LeaseGuard* guard_ = &always_current_lease_guard();
 };
 
 }  // namespace celos

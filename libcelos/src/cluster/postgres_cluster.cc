@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/cluster.h"
+#include "cluster/lease_confirmation.h"
 #include "io/pg.h"
 #include "io/postgres_schema.h"
 
@@ -82,6 +83,17 @@ class PostgresCluster final : public Cluster {
   }
 
   Result<ClusterView> view() override;
+
+  // Before a side effect (celos/lease_guard.h): the local deadline first (free), then the
+  // database (cluster/lease_confirmation.h).
+  Result<void> confirm() override {
+    if (!is_leader()) {
+      return fail(fmt::format("node {} is not the leader of cluster {} any more",
+                              options_.node_id, options_.name),
+                  ErrorCode::kUnavailable);
+    }
+    return confirmation_.confirm();
+  }
   Result<Time> step_down(std::chrono::seconds hold) override {
     if (!is_leader()) return fail("this node is not the cluster's leader", ErrorCode::kInvalid);
     if (auto released = release(hold); !released) return tl::unexpected(released.error());
@@ -291,6 +303,7 @@ class PostgresCluster final : public Cluster {
   std::shared_ptr<WriteFence> fence_;
   mutable pg::Pool reads_;
   pg::Conn conn_;  // the ticking thread's
+  LeaseConfirmation confirmation_{reads_, fence_, margin()};
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -26,6 +26,7 @@ class SingleNodeCluster final : public Cluster {
     return ClusterLeaderInfo{options_.node_id, options_.url, 1, since_};
   }
   std::optional<std::string> forward_secret() const override { return std::nullopt; }
+  Result<void> confirm() override { return {}; }  // holds its directory's lock for life
 
   Result<ClusterView> view() override {
     ClusterView v;

@@ -232,12 +232,19 @@ Result<OutputInstanceState> inspect_output(const Dataset& ds, Time instance,
   return state;
 }
 
-namespace {
+Result<void> DatasetStep::confirm(const std::string& what) {
+  auto confirmed = guard_.confirm();
+  if (!confirmed) return fail(fmt::format("not {}: {}", what, confirmed.error().message),
+                              confirmed.error().code);
+  return {};
+}
 
 // Removes the instances of `slot`'s outputs that exist without their done flag.
-Result<void> remove_incomplete_outputs(const WorkflowConfig& config, const Workflow& workflow,
-                                       Time slot, FileSystemResolver& file_systems,
-                                       std::string_view why) {
+Result<void> DatasetStep::remove_incomplete_outputs(const WorkflowConfig& config,
+                                                    const Workflow& workflow, Time slot,
+                                                    FileSystemResolver& file_systems,
+                                                    std::string_view why) {
+  bool confirmed = false;
   for (const DatasetUse& out : workflow.outputs) {
     auto ds = config.datasets.find(out.dataset);
     if (ds == config.datasets.end()) continue;
@@ -247,12 +254,18 @@ Result<void> remove_incomplete_outputs(const WorkflowConfig& config, const Workf
     if (auto ok = check_removable(state->path); !ok) return ok;
     auto fs = file_systems.resolve(ds->second.fs);
     if (!fs) return tl::unexpected(fs.error());
+    if (!confirmed) {  // right before the first removal: still the leader?
+      if (auto ok = confirm("removing " + state->path); !ok) return ok;
+      confirmed = true;
+    }
     if (auto removed = (*fs)->remove(state->path); !removed) return removed;
     spdlog::warn("slot {}: removed incomplete output {} of dataset {} ({})",
                  to_string(SlotId{workflow.id, slot}), state->path, out.dataset, why);
   }
   return {};
 }
+
+namespace {
 
 // The new instances a pick of mode-new input `input` takes now: those not consumed by the
 // workflow's SUCCESS or RUNNING slots nor held by `earlier` picks of this step.
@@ -311,6 +324,7 @@ Result<SubmitDecision> DatasetStep::before_submit(const Workflow& workflow, Slot
 
 Result<void> DatasetStep::before_success(const Workflow& workflow, const SlotState& slot) {
   if (!workflow.atomic_outputs || !writes_done_flag(*workflow.service)) return {};
+  bool confirmed = false;
   for (const DatasetUse& out : workflow.outputs) {
     auto ds = config_.datasets.find(out.dataset);
     if (ds == config_.datasets.end()) continue;
@@ -321,6 +335,10 @@ Result<void> DatasetStep::before_success(const Workflow& workflow, const SlotSta
     auto exists = (*fs)->exists(flag);
     if (!exists) return tl::unexpected(exists.error());
     if (*exists) continue;
+    if (!confirmed) {  // right before the first flag: still the leader?
+      if (auto ok = confirm("writing the done flag " + flag); !ok) return ok;
+      confirmed = true;
+    }
     if (auto written = (*fs)->write(flag, ""); !written) {
       return fail(fmt::format("cannot write the done flag {}: {}", flag, written.error().message));
     }
@@ -341,6 +359,9 @@ void DatasetStep::after_failure(const Workflow& workflow, const SlotState& slot)
 
 Result<void> DatasetStep::before_rerun(const Workflow& workflow, const SlotState& from) {
   if (!workflow.atomic_outputs || from.status != SlotStatus::kSuccess) return {};
+  if (!workflow.outputs.empty()) {
+    if (auto ok = confirm("removing the done flags of " + to_string(from.id)); !ok) return ok;
+  }
   for (const DatasetUse& out : workflow.outputs) {
     auto ds = config_.datasets.find(out.dataset);
     if (ds == config_.datasets.end()) continue;

@@ -11,6 +11,10 @@
 //   after_failure   RUNNING -> FAILURE or KILLED: output instances without a done flag go.
 //   before_rerun    a SUCCESS slot is rerun: its done flags go first.
 //
+// Removing outputs and writing done flags are fenced: the LeaseGuard is asked right before (once
+// per hook call, and only when there is something to remove or write); when it fails nothing is
+// touched and the hook answers its error.
+//
 // Removal goes through the FileSystem interface, is logged, and only ever touches the instance
 // path expanded from the dataset's template with the slot's time (file systems remove a
 // symlink itself, never what it points to).
@@ -25,6 +29,7 @@
 
 #include "celos/dataset.h"
 #include "celos/file_system.h"
+#include "celos/lease_guard.h"
 #include "celos/state_db.h"
 #include "celos/workflow.h"
 
@@ -69,8 +74,8 @@ struct SubmitDecision {
 class DatasetStep {
  public:
   DatasetStep(const WorkflowConfig& config, StateDatabase& db, FileSystemResolver& file_systems,
-              Time now)
-      : config_(config), db_(db), file_systems_(file_systems), now_(now) {}
+              Time now, LeaseGuard& guard = always_current_lease_guard())
+      : config_(config), db_(db), file_systems_(file_systems), now_(now), guard_(guard) {}
 
   // `earlier` are the picks of the same workflow submitted before this one in this step.
   [[nodiscard]] Result<SubmitDecision> before_submit(const Workflow& workflow, SlotState& pick,
@@ -80,10 +85,19 @@ class DatasetStep {
   [[nodiscard]] Result<void> before_rerun(const Workflow& workflow, const SlotState& from);
 
  private:
+  // Removes the instances of `slot`'s outputs that exist without their done flag.
+  [[nodiscard]] Result<void> remove_incomplete_outputs(const WorkflowConfig& config,
+                                                       const Workflow& workflow, Time slot,
+                                                       FileSystemResolver& file_systems,
+                                                       std::string_view why);
+  // The guard's answer, as the error of `what` when the lease is lost.
+  [[nodiscard]] Result<void> confirm(const std::string& what);
+
   const WorkflowConfig& config_;
   StateDatabase& db_;
   FileSystemResolver& file_systems_;
   Time now_;
+  LeaseGuard& guard_;
 };
 
 // A TriggerContext over the state database and file systems for one of the API's dataset reads

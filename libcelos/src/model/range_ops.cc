@@ -139,6 +139,9 @@ Result<void> Scheduler::commit_range_kill(const Workflow& wf, std::vector<SlotCh
                                           RangeResult& result) {
   std::vector<SlotChange> killed;
   std::vector<SlotState> states;
+  if (auto ok = guard_->confirm(); !ok) {  // a node that lost its lease kills nothing
+    return fail("not killing: " + ok.error().message, ok.error().code);
+  }
   for (SlotChange& c : changes) {
     if (c.from && c.from->status == SlotStatus::kRunning && c.from->external_id) {
       if (auto done = wf.service->kill(c.to.id, *c.from->external_id); !done) {

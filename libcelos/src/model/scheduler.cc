@@ -116,7 +116,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
         *config, now, ids,
         {db_, file_systems_, *executor_,
          [this](const std::vector<SlotChange>& changes) { notify(changes); },
-         mode == MaintenanceMode::kDrain});
+         mode == MaintenanceMode::kDrain, guard_});
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
   }
   report.maintenance = mode;
@@ -170,7 +170,7 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   auto stored = db_.get_slot(id);
   if (!stored) return tl::unexpected(stored.error());
   if (stored->has_value()) {  // datasets: a rerun SUCCESS slot's done flags go first
-    DatasetStep datasets(*config, db_, file_systems_, now);
+    DatasetStep datasets(*config, db_, file_systems_, now, *guard_);
     if (auto ok = datasets.before_rerun(**wf, **stored); !ok) return tl::unexpected(ok.error());
   }
   // A slot with nothing stored may be rerun: that is how backfill marks old slots.
@@ -196,6 +196,11 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, T
   auto next = current.killed();
   if (!next) return next;
   if (current.status == SlotStatus::kRunning && current.external_id) {
+    if (auto ok = guard_->confirm(); !ok) {  // a node that lost its lease kills nothing
+      return fail(fmt::format("not killing {} of slot {}: {}", *current.external_id,
+                              to_string(id), ok.error().message),
+                  ok.error().code);
+    }
     if (auto killed = (*wf)->service->kill(id, *current.external_id); !killed) {
       return fail(fmt::format("killing {} of slot {} failed: {}", *current.external_id,
                               to_string(id), killed.error().message));
@@ -203,7 +208,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, T
   }
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   if (current.status == SlotStatus::kRunning) {  // datasets: the attempt's incomplete outputs go
-    DatasetStep(*config, db_, file_systems_, Time{}).after_failure(**wf, *next);
+    DatasetStep(*config, db_, file_systems_, Time{}, *guard_).after_failure(**wf, *next);
   }
   log_change(current, *next);
   notify({SlotChange{*stored, *next, now, by}});

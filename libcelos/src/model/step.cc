@@ -55,7 +55,8 @@ class Step {
   Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
       : config_(config), now_(now), env_(std::move(env)), report_(report),
         triggers_(now, env_.db, env_.file_systems),
-        datasets_(config, env_.db, env_.file_systems, now) {}
+        fence_(env_.guard ? *env_.guard : always_current_lease_guard()),
+        datasets_(config, env_.db, env_.file_systems, now, fence_) {}
 
   void run(const std::optional<std::set<std::string>>& ids) {
     for (const auto& [id, workflow] : config_.workflows) {
@@ -64,11 +65,12 @@ class Step {
       runs_.back().wf = &workflow;
     }
     timed("prefetch", [&] { prefetch(); });
+    // A step that lost the lease (fence_) stops after the phase that found out.
     submit_record_start();
-    timed("advance", [&] { advance(); });
+    if (!fence_.lost()) timed("advance", [&] { advance(); });
     report_.phases.emplace_back("follow", follow_busy_);  // during advance
-    timed("restart", [&] { start_jobs(restart_of); });
-    timed("write", [&] { write_changes(); });
+    if (!fence_.lost()) timed("restart", [&] { start_jobs(restart_of); });
+    if (!fence_.lost()) timed("write", [&] { write_changes(); });
     finish_report();
   }
 
@@ -92,7 +94,7 @@ class Step {
     const std::size_t parts = std::clamp<std::size_t>(n / kPipelinePartMin, 1, kPipelineParts);
     auto first = [&](std::size_t k) { return k * n / parts; };
     StageClock submitting, recording, starting;
-    for (std::size_t k = 0; k < parts + 2; ++k) {
+    for (std::size_t k = 0; k < parts + 2 && !fence_.lost(); ++k) {
       std::vector<std::function<void()>> tasks;
       std::map<std::string, JobGroup> groups;
       std::vector<SlotChange> committed;
@@ -117,7 +119,7 @@ class Step {
     }
     std::map<std::string, JobGroup> groups;
     std::vector<std::function<void()>> tasks;
-    add_start_tasks(0, n, running_of, true, groups, tasks, starting);
+    if (!fence_.lost()) add_start_tasks(0, n, running_of, true, groups, tasks, starting);
     env_.executor.run_all(std::move(tasks));
     starting.end_round();
     report_.phases.emplace_back("load+submit", submitting.busy());
@@ -172,6 +174,7 @@ class Step {
   // Phase 1, one task per workflow: load its slots, then submit the strategy's picks one
   // after another in pick order, stopping at the first failure (SPEC §16).
   void load_and_submit(WorkflowRun& run) {
+    if (fence_.lost()) return;  // the step stops (logged once by the fence)
     auto paused = env_.db.is_paused(run.wf->id);
     if (!paused) return run.error(paused.error().message);
     if (*paused) return;
@@ -192,6 +195,11 @@ class Step {
         run.changes.push_back({run.from(pick.id.time), waiting_again(pick, inputs->waiting),
                                now_, "step"});
         continue;
+      }
+      if (auto ok = fence_.confirm(); !ok) {  // a submitted job is visible (Slurm, Oozie)
+        run.error(fmt::format("not submitting slot {}: {}", format_time(pick.id.time),
+                              ok.error().message));
+        break;
       }
       auto external_id = call(*wf.service, "submit of " + to_string(pick.id),
                               [&] { return wf.service->submit_with(pick.id, *inputs->context); });
@@ -300,6 +308,11 @@ class Step {
     for (const std::string& key : keys) {
       JobGroup& group = groups.at(key);
       tasks.push_back(clock.timed([this, &group] {
+        if (auto ok = fence_.confirm(); !ok) {  // the next leader starts them (kSubmitted)
+          group.targets.front().first->error(
+              fmt::format("not starting {} jobs: {}", group.jobs.size(), ok.error().message));
+          return;
+        }
         auto started = call(*group.service, fmt::format("start of {} jobs", group.jobs.size()),
                             [&]() -> Result<std::map<std::string, Result<void>>> {
                               return group.service->start_many(group.jobs);
@@ -508,6 +521,7 @@ class Step {
       for (std::string& e : run.errors) report_.errors.push_back(std::move(e));
       count_slots(run, report_.slot_counts);
     }
+    if (fence_.lost()) report_.errors.push_back("lease lost, the step stopped: " + fence_.why());
     report_.external_calls = gate_.calls();
     report_.external_call_errors = gate_.failures();
     report_.data_checks = triggers_.checks();
@@ -519,6 +533,7 @@ class Step {
   StepEnvironment env_;
   StepReport& report_;
   StepTriggerContext triggers_;
+  SideEffectFence fence_;
   DatasetStep datasets_;
   CallGate gate_;
   std::vector<WorkflowRun> runs_;

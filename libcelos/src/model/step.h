@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "celos/executor.h"
+#include "celos/lease_guard.h"
 #include "celos/scheduler.h"
 
 namespace celos::detail {
@@ -22,6 +23,8 @@ struct StepEnvironment {
   // Maintenance drain (SPEC §13): nothing new is submitted (READY slots wait); RUNNING slots
   // are followed and triggers evaluated as usual.
   bool drain = false;
+  // The fence of side effects (celos/lease_guard.h); none: always current.
+  LeaseGuard* guard = nullptr;
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,

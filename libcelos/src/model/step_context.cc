@@ -1,6 +1,7 @@
 #include "model/step_context.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace celos::detail {
 
@@ -67,6 +68,27 @@ Result<std::vector<Time>> StepTriggerContext::announced_instances(const std::str
                                                                   Time e) {
   std::lock_guard lock(datasets_mutex_);
   return datasets_.announced_instances(d, s, e);
+}
+
+Result<void> SideEffectFence::confirm() {
+  if (!lost_.load()) {
+    auto confirmed = guard_.confirm();
+    if (confirmed) return {};
+    std::lock_guard lock(mutex_);
+    if (!lost_.load()) {
+      why_ = confirmed.error().message;
+      lost_.store(true);
+      spdlog::error("lease lost: {}; the step stops here, without further side effects, and "
+                    "leaves the state as it is for the new leader",
+                    why_);
+    }
+  }
+  return fail("lease lost: " + why(), ErrorCode::kUnavailable);
+}
+
+std::string SideEffectFence::why() const {
+  std::lock_guard lock(mutex_);
+  return why_;
 }
 
 std::optional<std::string> CallGate::down_error(const std::string& endpoint) {

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "celos/file_system.h"
+#include "celos/lease_guard.h"
 #include "celos/state_db.h"
 #include "celos/trigger.h"
 #include "model/dataset_step.h"
@@ -55,6 +56,25 @@ class StepTriggerContext final : public TriggerContext {
   std::atomic<int> checks_{0};
   std::mutex datasets_mutex_;  // DatasetLookups caches without a lock of its own
   DatasetLookups datasets_{db_};
+};
+
+// The step's fence of side effects (celos/lease_guard.h), asked right before outputs are
+// removed, done flags written and jobs submitted or started. The first failure means the lease
+// is lost for this step: it is logged once, and every later confirm fails without asking, so
+// that the step stops and leaves the state as it is for the new leader. Thread-safe.
+class SideEffectFence final : public LeaseGuard {
+ public:
+  explicit SideEffectFence(LeaseGuard& guard) : guard_(guard) {}
+  [[nodiscard]] Result<void> confirm() override;
+  bool lost() const { return lost_.load(); }
+  // Why the lease was lost ("" while it was not).
+  std::string why() const;
+
+ private:
+  LeaseGuard& guard_;
+  std::atomic<bool> lost_{false};
+  mutable std::mutex mutex_;
+  std::string why_;
 };
 
 // How long one stage of the step's pipeline (step.cc) was busy: per round, from the start of
