@@ -349,6 +349,18 @@ int main(int argc, char** argv) try {
       if (!cluster->is_leader()) worker.post([&scheduler] { (void)scheduler.refresh(); });
     });
   }
+  // Slot history retention: the leader prunes once an hour on this task's own thread (a long
+  // delete holds neither the lease row nor a step).
+  std::optional<celos::PeriodicTask> pruner;
+  if (opts.history_retention_days > 0) {
+    pruner.emplace(std::chrono::hours(1), [&] {
+      if (!cluster->is_leader()) return;
+      celos::prune_slot_history(
+          *state_db,
+          std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()),
+          std::chrono::days(opts.history_retention_days));
+    });
+  }
   std::optional<celos::PeriodicStepper> stepper;
   if (opts.auto_schedule_seconds > 0) {
     stepper.emplace(api, worker, std::chrono::seconds(opts.auto_schedule_seconds));
@@ -366,6 +378,7 @@ int main(int argc, char** argv) try {
   // A running step finishes; queued mutations are answered 503; then connections close.
   if (stepper) stepper->stop();
   refresher.reset();
+  pruner.reset();
   worker.stop();
   server->stop();
   serving.stop();

@@ -233,6 +233,35 @@ void history_is_kept_per_slot_in_append_order(StateDatabase& db) {
 }
 
 // prefetch() is a hint: whatever a backend keeps, reads answer what was written.
+// Retention: a slot's history goes once its time and all its changes are older than the cutoff
+// (the file backend judges a whole day file: the slots here are on days of their own).
+void history_older_than_the_cutoff_is_pruned(StateDatabase& db) {
+  const Time now = kDay - std::chrono::days(100);
+  const Time cutoff = now - std::chrono::days(30);
+  const SlotId old{"contract-prune", now - std::chrono::days(40)};
+  const SlotId recent{"contract-prune", now - std::chrono::days(1)};
+  const SlotId rerun{"contract-prune", now - std::chrono::days(50)};
+  auto entry = [](const SlotId& id, Time at, SlotStatus to) {
+    return SlotHistoryEntry{at, SlotStatus::kWaiting, SlotState::of(id, to), "step"};
+  };
+  REQUIRE(db.append_history({entry(old, old.time + hours(1), SlotStatus::kReady),
+                             entry(old, old.time + hours(2), SlotStatus::kRunning),
+                             entry(recent, recent.time + hours(1), SlotStatus::kReady),
+                             entry(rerun, rerun.time + hours(1), SlotStatus::kSuccess)}));
+  REQUIRE(db.append_history({entry(rerun, now - std::chrono::days(2), SlotStatus::kWaiting)}));
+  auto pruned = db.prune_history(cutoff);
+  REQUIRE(pruned);
+  CHECK(*pruned == 2);
+  CHECK(db.slot_history(old).value().empty());
+  CHECK(db.slot_history(recent).value().size() == 1);
+  CHECK(db.slot_history(rerun).value().size() == 2);  // changed within the retention: kept
+  CHECK(db.prune_history(cutoff).value() == 0);
+  // Later, everything is old.
+  CHECK(db.prune_history(now + std::chrono::days(1)).value() == 3);
+  CHECK(db.slot_history(recent).value().empty());
+  CHECK(db.slot_history(rerun).value().empty());
+}
+
 void reads_after_a_prefetch_see_every_write(StateDatabase& db) {
   const std::string wf = "contract-prefetch";
   const SlotId old_slot{wf, kDay - hours(48)}, first{wf, kDay + hours(1)}, second{wf, kDay + hours(2)};
@@ -289,6 +318,7 @@ void check_state_database_contract(StateDatabase& db) {
   many_announced_instances_come_back_in_one_ranged_read(db);
   maintenance_is_off_until_set_and_round_trips(db);
   reads_after_a_prefetch_see_every_write(db);
+  history_older_than_the_cutoff_is_pruned(db);
 }
 
 }  // namespace celos::testing

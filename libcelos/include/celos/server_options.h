@@ -57,6 +57,9 @@ struct ServerOptions {
   std::string advertise_url;       // --advertise-url; empty = http://<host>:<port>
   int lease_seconds = 10;          // --lease-seconds
   std::string cluster_name = "celos";  // --cluster-name
+  // --history-retention-days: slot history older than this is pruned by the leader, at most
+  // once an hour (StateDatabase::prune_history); 0 = kept forever.
+  int history_retention_days = 30;
 
   // The state database URI to open: --state-db, or file:<db_dir>.
   std::string state_db_uri() const { return state_db.empty() ? "file:" + db_dir : state_db; }

@@ -6,6 +6,7 @@
 // once. A failed append is logged and never fails the step: the slot states are already stored.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,12 @@ namespace celos {
 
 // `db` must outlive the recorder. Thread-safe.
 std::unique_ptr<SchedulerListener> make_history_recorder(StateDatabase& db);
+
+// Slot history retention (--history-retention-days): prunes the history of the slots whose time
+// and changes are all older than `retention` at `now` (StateDatabase::prune_history), and logs
+// how many changes went, or why none could. celos-server's leader calls it once an hour, off the
+// serving and stepping threads.
+void prune_slot_history(StateDatabase& db, Time now, std::chrono::days retention);
 
 // The `by` of a change made through the API: "api:<token name or anonymous>@<client address>".
 std::string api_actor(std::string_view token_name, std::string_view client);

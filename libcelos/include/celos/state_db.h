@@ -83,6 +83,16 @@ class StateDatabase {
   // The recorded changes of one slot, oldest first (in the order they were appended); empty
   // when it never changed.
   [[nodiscard]] virtual Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) = 0;
+  // Slot history retention: deletes the recorded changes of the slots whose time and every
+  // change (SlotHistoryEntry::at) are before `before`; returns how many changes went. The file
+  // backend removes a day file (<db>/history/<workflow>/<day>.jsonl) as a whole, once its day and
+  // all its lines are before `before` (a day with a recent change keeps all its slots). Reads
+  // the whole history: never in the request path (celos-server: the leader, at most once an
+  // hour). Thread-safe with append_history. The default keeps everything.
+  [[nodiscard]] virtual Result<std::size_t> prune_history(Time before) {
+    (void)before;
+    return std::size_t{0};
+  }
   // Writes rerun markers for many slots, stamped `now`, durable as a group (range reruns).
   // The default writes them one by one.
   [[nodiscard]] virtual Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) {

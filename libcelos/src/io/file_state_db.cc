@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/state_db.h"
+#include "io/file_history.h"
 #include "io/packed_day.h"
 #include "io/racy_read.h"
 #include "io/rerun_markers.h"
@@ -40,6 +41,7 @@ class FileStateDatabase final : public StateDatabase {
         probe_(std::move(probe)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
     markers_ = std::make_unique<RerunMarkers>(fs_, root_);
+    history_ = std::make_unique<FileHistory>(fs_, root_);
   }
 
   Result<void> check() override { return probe_ ? probe_() : Result<void>{}; }
@@ -155,50 +157,14 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
-  // History: <db>/history/<workflow>/<slot day>.jsonl, append-only JSON lines, so that a step
-  // appends once per workflow and slot day instead of writing one file per change.
+  // History: io/file_history.h.
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
-    std::map<std::string, std::string> lines;  // by file: sorted, one append each
-    for (const SlotHistoryEntry& e : entries) {
-      std::string& data = lines[history_path(e.to.id)];
-      // Each append starts on a new line, so that a line torn by a crash never swallows the
-      // next append's first line (readers skip the torn and the empty lines).
-      if (data.empty()) data += '\n';
-      data += history_entry_to_json(e);
-      data += '\n';
-    }
-    std::vector<FileWrite> appends;
-    appends.reserve(lines.size());
-    for (auto& [path, data] : lines) appends.push_back({path, std::move(data)});
-    return fs_->append_files(appends);
+    return history_->append(entries);
   }
-
   Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) override {
-    std::vector<SlotHistoryEntry> out;
-    const std::string path = history_path(id);
-    auto text = fs_->read(path);
-    if (!text) {
-      if (text.error().code == ErrorCode::kNotFound) return out;
-      return tl::unexpected(text.error());
-    }
-    std::string_view rest = *text;
-    int line_number = 0;
-    while (!rest.empty()) {
-      const auto newline = rest.find('\n');
-      const std::string_view line = rest.substr(0, newline);
-      rest = newline == std::string_view::npos ? std::string_view{} : rest.substr(newline + 1);
-      ++line_number;
-      if (line.empty()) continue;
-      auto entry = history_entry_from_json(id.workflow, line);
-      if (!entry) {  // a torn line of a crash mid-append: the rest of the file is fine
-        spdlog::warn("history file {}: skipping line {}: {}", path, line_number,
-                     entry.error().message);
-        continue;
-      }
-      if (entry->to.id.time == id.time) out.push_back(std::move(*entry));
-    }
-    return out;
+    return history_->read(id);
   }
+  Result<std::size_t> prune_history(Time before) override { return history_->prune(before); }
 
   Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) override {
     json::object o;
@@ -309,10 +275,6 @@ class FileStateDatabase final : public StateDatabase {
   std::string slot_path(std::string_view area, const SlotId& id) const {
     return fmt::format("{}/{}/{}/{}/{}", root_, area, id.workflow, format_day(id.time),
                        format_time_of_day(id.time));
-  }
-
-  std::string history_path(const SlotId& id) const {
-    return fmt::format("{}/history/{}/{}.jsonl", root_, id.workflow, format_day(id.time));
   }
 
   Result<SlotState> parse_file(const std::string& path, const SlotId& id, std::string_view text) {
@@ -484,6 +446,7 @@ class FileStateDatabase final : public StateDatabase {
   std::shared_ptr<void> hold_;
   std::function<Result<void>()> probe_;
   std::unique_ptr<RerunMarkers> markers_;
+  std::unique_ptr<FileHistory> history_;
   std::mutex mutex_;
   std::map<std::string, std::map<std::string, CachedDay>> cache_;
   std::map<std::string, std::map<std::string, AnnouncedDay>> announced_cache_;  // by dataset, day

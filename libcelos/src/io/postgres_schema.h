@@ -29,6 +29,11 @@ inline constexpr int kPostgresSchemaVersion = 6;
 [[nodiscard]] Result<void> insert_history_rows(PGconn* conn,
                                                const std::vector<SlotHistoryEntry>& entries);
 
+// Slot history retention: deletes the rows of the slots whose time and every change (the
+// entry's "at") are before `before`, in its own transaction without the lease (deleting old
+// history twice does no harm, and a long delete must not hold the lease row). Returns how many.
+[[nodiscard]] Result<std::size_t> delete_old_history_rows(PGconn* conn, Time before);
+
 // The PostgreSQL backend behind open_state_database().
 [[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(
     const std::string& uri, const StateDatabaseOptions& options);

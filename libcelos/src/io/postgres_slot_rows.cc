@@ -137,4 +137,26 @@ Result<void> insert_history_rows(PGconn* c, const std::vector<SlotHistoryEntry>&
   return {};
 }
 
+Result<std::size_t> delete_old_history_rows(PGconn* c, Time before) {
+  if (auto begun = pg::exec(c, "BEGIN"); !begun) return tl::unexpected(begun.error());
+  // Once an hour at most, over the whole table: no statement timeout of the pool's applies.
+  auto r = pg::exec(c, "SET LOCAL statement_timeout = 0");
+  if (r) {
+    r = pg::exec(c,
+                 "DELETE FROM celos_history h WHERE h.slot_time < $1 AND NOT EXISTS ("
+                 "SELECT 1 FROM celos_history n WHERE n.workflow = h.workflow "
+                 "AND n.slot_time = h.slot_time AND (n.entry::jsonb ->> 'at')::timestamptz >= $1)",
+                 {format_time(before)});
+  }
+  if (!r) {
+    (void)pg::exec(c, "ROLLBACK");
+    return tl::unexpected(r.error());
+  }
+  const std::size_t deleted = std::stoull(PQcmdTuples(r->get()));
+  if (auto committed = pg::exec(c, "COMMIT"); !committed) {
+    return tl::unexpected(committed.error());
+  }
+  return deleted;
+}
+
 }  // namespace celos

@@ -288,6 +288,10 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
+  Result<std::size_t> prune_history(Time before) override {
+    return with_conn([&](PGconn* c) { return delete_old_history_rows(c, before); });
+  }
+
   Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) override {
     if (ids.empty()) return {};
     return write([&](PGconn* c) -> Result<void> {

@@ -67,6 +67,21 @@ Result<std::vector<SlotHistoryEntry>> Scheduler::slot_history(const std::string&
   return db_.slot_history(SlotId{workflow, slot_time});
 }
 
+void prune_slot_history(StateDatabase& db, Time now, std::chrono::days retention) {
+  const Time before = now - retention;
+  const auto started = std::chrono::steady_clock::now();
+  auto pruned = db.prune_history(before);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  if (!pruned) {
+    spdlog::error("slot history: pruning the changes before {} failed after {} ms: {}",
+                  format_time(before), took.count(), pruned.error().message);
+    return;
+  }
+  spdlog::info("slot history: pruned {} changes of slots before {} ({} days kept) in {} ms",
+               *pruned, format_time(before), retention.count(), took.count());
+}
+
 std::string api_actor(std::string_view token_name, std::string_view client) {
   return fmt::format("api:{}@{}", token_name.empty() ? "anonymous" : token_name,
                      client.empty() ? "unknown" : client);

@@ -23,7 +23,7 @@ constexpr const char* kUsage =
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
     "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
     "                    [--notify-webhook URL]... [--allow-loopback-webhooks]\n"
-    "                    [--audit-keep-days N]\n"
+    "                    [--audit-keep-days N] [--history-retention-days N]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -77,7 +77,9 @@ po::options_description describe_server_options() {
       ("lease-seconds", po::value<int>()->default_value(d.lease_seconds),
        "cluster leader lease duration")
       ("cluster-name", po::value<std::string>()->default_value(d.cluster_name),
-       "cluster name (nodes with one --state-db and name form a cluster)");
+       "cluster name (nodes with one --state-db and name form a cluster)")
+      ("history-retention-days", po::value<std::string>(),
+       "days of slot history kept (default 30; 0 = forever); the leader prunes once an hour");
   return options;
 }
 
@@ -121,6 +123,27 @@ Result<void> read_io_options(const po::variables_map& vm, ServerOptions& options
     }
     options.io_timeout_seconds = value;
   }
+  return {};
+}
+
+// Read as text, as the io options.
+Result<void> read_history_retention(const po::variables_map& vm, ServerOptions& options) {
+  if (!vm.count("history-retention-days")) return {};
+  const std::string& text = vm["history-retention-days"].as<std::string>();
+  std::size_t used = 0;
+  int value = -1;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || value < 0 || value > 36500) {
+    return fail(fmt::format("--history-retention-days must be a whole number of days from 0 "
+                            "(keep forever) to 36500, not \"{}\"",
+                            text),
+                ErrorCode::kInvalid);
+  }
+  options.history_retention_days = value;
   return {};
 }
 
@@ -170,7 +193,8 @@ Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
       return fail("--autoSchedule must be a positive number of seconds", ErrorCode::kInvalid);
     }
   }
-  return read_io_options(vm, options);
+  if (auto ok = read_io_options(vm, options); !ok) return ok;
+  return read_history_retention(vm, options);
 }
 
 Result<void> read_directories(const po::variables_map& vm, ServerOptions& options) {

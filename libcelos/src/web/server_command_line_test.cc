@@ -264,4 +264,22 @@ TEST_CASE("server options: --allow-loopback-webhooks and --audit-keep-days") {
   REQUIRE_FALSE(result);
   CHECK_THAT(result.error().message, Catch::Contains("--audit-keep-days"));
 }
+
+TEST_CASE("server options: --history-retention-days is 30 by default, 0 keeps forever") {
+  auto parse_with = [](std::vector<const char*> extra) {
+    std::vector<const char*> argv{"celos-server", "--port", "0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return parse_server_command_line(static_cast<int>(argv.size()), argv.data(), "v");
+  };
+  auto defaults = parse_with({});
+  REQUIRE(defaults);
+  CHECK(defaults->options->history_retention_days == 30);
+  CHECK(parse_with({"--history-retention-days", "0"})->options->history_retention_days == 0);
+  CHECK(parse_with({"--history-retention-days", "400"})->options->history_retention_days == 400);
+  for (const char* bad : {"-1", "1.5", "month", "", "36501"}) {
+    auto r = parse_with({"--history-retention-days", bad});
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("--history-retention-days") != std::string::npos);
+  }
+}
 }  // namespace celos
