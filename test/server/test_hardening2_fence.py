@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -118,6 +119,12 @@ class FrozenLeaderTest(unittest.TestCase):
         self.locker.wait(timeout=30)
 
     def test_a_frozen_leader_that_wakes_removes_no_output_of_the_new_leader(self):
+        self.scenario({})
+
+    def scenario(self, times):
+        """The whole story; `times` gets the monotonic times of its moments (bench/hardening)."""
+        def mark(name):
+            times[name] = time.monotonic()
         first = poll(lambda: leader_of(self.nodes["a"]), "a leader", timeout=LEASE + 10)
         second = "b" if first == "a" else "a"
         old, new = self.nodes[first], self.nodes[second]
@@ -138,10 +145,12 @@ class FrozenLeaderTest(unittest.TestCase):
             "AND query LIKE '%celos_announced%' AND pid <> pg_backend_pid()")) >= 1,
             "the leader's step to wait for the announcements")
         old.process.send_signal(signal.SIGSTOP)
+        mark("frozen")
         self.release_announcements()
 
         # The other node takes over and runs the slot's job, which writes half its output.
         poll(lambda: leader_of(new) == second, "the other node to take over", timeout=LEASE + 15)
+        mark("taken over")
         r = new.post("/scheduler?time=" + NOW)
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json["submitted"], 1, r)
@@ -149,7 +158,9 @@ class FrozenLeaderTest(unittest.TestCase):
 
         # The old leader wakes up and finishes its step.
         old.process.send_signal(signal.SIGCONT)
+        mark("woken")
         stepping.join(timeout=120)
+        mark("stopped")
         self.assertFalse(stepping.is_alive(), "the old leader's step never finished")
         self.assertTrue(os.path.exists(os.path.join(self.out, "part-0")),
                         "the woken ex-leader removed the new leader's output")
