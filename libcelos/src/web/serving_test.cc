@@ -221,6 +221,7 @@ class FakeCluster final : public Cluster {
   std::optional<std::string> forward_secret() const override { return secret; }
   Result<ClusterView> view() override { return fail("no view"); }
   Result<Time> step_down(std::chrono::seconds) override { return fail("no"); }
+  Result<void> confirm() override { return {}; }
 };
 
 class RecordingClient final : public HttpClient {
