@@ -52,7 +52,7 @@ TEST_CASE("Webhooks to loopback or to this server are refused, others pass") {
         std::string::npos);
 }
 
-TEST_CASE("--allow-loopback-webhooks lets every webhook through") {
+TEST_CASE("webhook guard: the allow-loopback-webhooks flag lets every webhook through") {
   auto o = guard();
   o.allow_loopback = true;
   CHECK_FALSE(webhook_refusal("http://127.0.0.1:8080/api/v1/maintenance", o));
