@@ -141,6 +141,21 @@ TEST_CASE("the optional keys of part two round-trip and stay absent when unused"
   CHECK(bad.error().code == ErrorCode::kCorrupt);
 }
 
+TEST_CASE("a retryCount that is no count is a corrupt state, not an exception") {
+  // Found by fuzz_state_file: a number above INT64_MAX made Boost.JSON's to_number throw.
+  for (const char* retry : {"15532559102904483822", "-1", "1.5", "2147483648", "1e3"}) {
+    const std::string text = std::string(R"({"status":"WAITING","retryCount":)") + retry + "}";
+    auto state = slot_state_from_json({"wf", kT}, text);
+    INFO(text);
+    REQUIRE_FALSE(state);
+    CHECK(state.error().code == ErrorCode::kCorrupt);
+    CHECK_THAT(state.error().message, Catch::Contains("retryCount"));
+  }
+  auto most = slot_state_from_json({"wf", kT}, R"({"status":"WAITING","retryCount":2147483647})");
+  REQUIRE(most);
+  CHECK(most->retry_count == 2147483647);
+}
+
 namespace {
 // Counts the files read, to tell a cached day from a re-read one.
 class CountingFileSystem : public testing::MemFileSystem {

@@ -213,8 +213,10 @@ class OozieExternalService : public ExternalService {
         }
       }
       const json::value* total = o->if_contains("total");
-      if (!total || !total->is_number() || list->get_array().size() < kListChunk ||
-          offset - 1 + kListChunk >= total->to_number<std::size_t>()) {
+      // A total that is not a non-negative integer ends the listing (to_number would throw).
+      if (!total || !total->is_int64() || total->get_int64() < 0 ||
+          list->get_array().size() < kListChunk ||
+          offset - 1 + kListChunk >= static_cast<std::size_t>(total->get_int64())) {
         return out;
       }
     }

@@ -1,6 +1,8 @@
 // The lines of the slot history files (SPEC §13): one JSON object per change,
 //   {"time":"<slot>","at":"…","from":"READY"|null,"to":"RUNNING","externalID":…,"retryCount":N,
 //    "by":"step","message"?:"…"}
+#include <limits>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
@@ -80,8 +82,10 @@ Result<SlotHistoryEntry> history_entry_from_json(std::string_view workflow, std:
   if (const json::value* ext = o.if_contains("externalID"); ext && ext->is_string()) {
     e.to.external_id = std::string(ext->get_string());
   }
-  if (const json::value* r = o.if_contains("retryCount"); r && (r->is_int64() || r->is_uint64())) {
-    e.to.retry_count = static_cast<int>(r->to_number<std::int64_t>());
+  if (const json::value* r = o.if_contains("retryCount");
+      r && r->is_int64() && r->get_int64() >= 0 &&
+      r->get_int64() <= std::numeric_limits<int>::max()) {
+    e.to.retry_count = static_cast<int>(r->get_int64());
   }
   if (const json::value* m = o.if_contains("message"); m && m->is_string()) {
     e.to.message = std::string(m->get_string());

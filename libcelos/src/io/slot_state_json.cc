@@ -1,5 +1,7 @@
 // Slot records as JSON (SPEC §5, §16): the four keys of the original Celos plus the optional
 // ones of part two, written only when set.
+#include <limits>
+
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
@@ -86,10 +88,14 @@ Result<SlotState> slot_state_from_json(const SlotId& id, std::string_view text) 
     state.external_id = std::string(ext->get_string());
   }
   if (const json::value* retry = o->if_contains("retryCount"); retry && !retry->is_null()) {
-    if (!retry->is_int64() && !retry->is_uint64()) {
-      return fail("\"retryCount\" is not an integer", ErrorCode::kCorrupt);
+    // A count: an integer from 0 to INT_MAX (Boost.JSON keeps larger ones as uint64 or double,
+    // which to_number would throw on).
+    if (!retry->is_int64() || retry->get_int64() < 0 ||
+        retry->get_int64() > std::numeric_limits<int>::max()) {
+      return fail("\"retryCount\" is not a count (an integer from 0 to 2147483647)",
+                  ErrorCode::kCorrupt);
     }
-    state.retry_count = static_cast<int>(retry->to_number<std::int64_t>());
+    state.retry_count = static_cast<int>(retry->get_int64());
   }
   return read_optional_keys(*o, state);
 }

@@ -158,8 +158,11 @@ class WebHdfsFileSystem : public FileSystem {
       if (const json::value* t = o.if_contains("type"); t && t->is_string()) {
         status.is_directory = t->as_string() == "DIRECTORY";
       }
-      if (const json::value* l = o.if_contains("length"); l && l->is_number()) {
-        status.size = l->to_number<std::uint64_t>();
+      const json::value* l = o.if_contains("length");
+      if (l && l->is_int64() && l->get_int64() >= 0) {
+        status.size = static_cast<std::uint64_t>(l->get_int64());
+      } else if (l && l->is_uint64()) {
+        status.size = l->get_uint64();
       }
       // LISTSTATUS of a file answers the file itself with an empty pathSuffix.
       if (status.name.empty()) {
