@@ -90,11 +90,12 @@ Result<std::map<std::string, DatasetLookups::Announced>::iterator> DatasetLookup
 
 namespace {
 
-// An uncached context for submit time: the picks of this step must see the latest records.
-class FreshContext final : public TriggerContext {
+// What the two contexts below answer alike: the moment, files through the resolver, and
+// success as a slot status.
+class ResolvingContext : public TriggerContext {
  public:
-  FreshContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
-      : now_(now), db_(db), file_systems_(file_systems) {}
+  ResolvingContext(Time now, FileSystemResolver& file_systems)
+      : now_(now), file_systems_(file_systems) {}
   Time now() const override { return now_; }
   Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override {
     auto fs = file_systems_.resolve(fs_uri);
@@ -106,6 +107,17 @@ class FreshContext final : public TriggerContext {
     if (!status) return tl::unexpected(status.error());
     return *status == SlotStatus::kSuccess;
   }
+
+ private:
+  Time now_;
+  FileSystemResolver& file_systems_;
+};
+
+// An uncached context for submit time: the picks of this step must see the latest records.
+class FreshContext final : public ResolvingContext {
+ public:
+  FreshContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
+      : ResolvingContext(now, file_systems), db_(db) {}
   Result<SlotStatus> slot_status(const std::string& workflow_id, Time time) override {
     auto state = db_.get_slot(SlotId{workflow_id, time});
     if (!state) return tl::unexpected(state.error());
@@ -126,9 +138,7 @@ class FreshContext final : public TriggerContext {
   }
 
  private:
-  Time now_;
   StateDatabase& db_;
-  FileSystemResolver& file_systems_;
 };
 
 // Only services whose jobs cannot write a done flag themselves get one from celos (Oozie
@@ -143,27 +153,12 @@ std::string join_paths(const Dataset& ds, const std::vector<Time>& times) {
   return fmt::format("{}", fmt::join(paths, ","));
 }
 
-}  // namespace
-
-namespace {
-
 // The API's reads: one request is one moment, so its dataset answers come from DatasetLookups'
 // ranged reads (a listing of 10,000 announced instances is one read, not 10,000).
-class ReadContext final : public TriggerContext {
+class ReadContext final : public ResolvingContext {
  public:
   ReadContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
-      : now_(now), file_systems_(file_systems), lookups_(db) {}
-  Time now() const override { return now_; }
-  Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override {
-    auto fs = file_systems_.resolve(fs_uri);
-    if (!fs) return tl::unexpected(fs.error());
-    return (*fs)->exists(path);
-  }
-  Result<bool> slot_succeeded(const std::string& workflow_id, Time time) override {
-    auto status = lookups_.slot_status(workflow_id, time);
-    if (!status) return tl::unexpected(status.error());
-    return *status == SlotStatus::kSuccess;
-  }
+      : ResolvingContext(now, file_systems), lookups_(db) {}
   Result<SlotStatus> slot_status(const std::string& workflow_id, Time time) override {
     return lookups_.slot_status(workflow_id, time);
   }
@@ -180,8 +175,6 @@ class ReadContext final : public TriggerContext {
   }
 
  private:
-  Time now_;
-  FileSystemResolver& file_systems_;
   DatasetLookups lookups_;
 };
 
