@@ -1,5 +1,5 @@
 // A ProcessRunner that starts nothing: it answers each program with outputs a test queued
-// (recorded from real Slurm 22.05 commands, see libcelos/src/io/testdata/slurm) or computes with
+// (recorded from real Slurm 22.05 commands, see libcelos/src/io/slurm/testdata) or computes with
 // a handler, and records every request so that tests can count processes and read arguments.
 #pragma once
 
@@ -33,7 +33,7 @@ class FakeProcessRunner : public ProcessRunner {
   int count(const std::string& program = "") const;
   void clear_calls();
 
-  // The contents of a file under testdata (libcelos/src/io/testdata/<relative>).
+  // The contents of a recorded file: "<room>/<name>" is libcelos/src/io/<room>/testdata/<name>.
   static std::string testdata(const std::string& relative);
 
  private:

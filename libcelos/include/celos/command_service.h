@@ -12,7 +12,7 @@
 // `/bin/sh -c <command>`, writes a `started` record (host, boot id, pid) atomically and
 // exclusively, keeps a `heartbeat` file fresh every heartbeat_interval, and writes the exit
 // status to `exit` when the command ends (atomically: `exit.tmp` then rename). See
-// io/command_job.h for the files.
+// io/command/command_job.h for the files.
 //
 // Exactly once (SPEC §16): start() does nothing for a job that has a started record, an exit
 // status, a kill request or a running wrapper; and of two wrappers of one job only the one that

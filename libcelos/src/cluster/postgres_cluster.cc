@@ -13,7 +13,7 @@
 #include "celos/cluster.h"
 #include "cluster/lease_confirmation.h"
 #include "io/pg.h"
-#include "io/postgres_schema.h"
+#include "io/postgres/postgres.h"
 
 namespace celos {
 namespace {

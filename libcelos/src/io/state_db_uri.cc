@@ -5,7 +5,7 @@
 #include <libpq-fe.h>
 
 #include "celos/state_db.h"
-#include "io/postgres_schema.h"
+#include "io/postgres/postgres.h"
 
 namespace celos {
 namespace {

@@ -1,5 +1,5 @@
 // The Slurm external service (celos/slurm_service.h). The text of the commands and of their
-// answers is io/slurm_commands.cc; this file decides what to run and what the answers mean.
+// answers is io/slurm/slurm_commands.cc; this file decides what to run and what the answers mean.
 #include <sys/stat.h>
 
 #include <atomic>
@@ -14,7 +14,7 @@
 
 #include "celos/dataset.h"
 #include "celos/slurm_service.h"
-#include "io/slurm_commands.h"
+#include "io/slurm/slurm_commands.h"
 
 namespace celos {
 namespace {

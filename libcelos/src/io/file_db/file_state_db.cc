@@ -17,10 +17,10 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/state_db.h"
-#include "io/file_history.h"
-#include "io/packed_day.h"
-#include "io/racy_read.h"
-#include "io/rerun_markers.h"
+#include "io/file_db/file_history.h"
+#include "io/file_db/packed_day.h"
+#include "io/file_db/racy_read.h"
+#include "io/file_db/rerun_markers.h"
 
 namespace celos {
 namespace json = boost::json;
@@ -157,7 +157,7 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
-  // History: io/file_history.h.
+  // History: io/file_db/file_history.h.
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
     return history_->append(entries);
   }
@@ -217,7 +217,7 @@ class FileStateDatabase final : public StateDatabase {
   static constexpr std::size_t kAnnouncedDaysCached = 32;
 
   // The announced instances of one day directory, from the cache when it is unchanged (the
-  // racy rule of io/racy_read.h as for the slots' days).
+  // racy rule of io/file_db/racy_read.h as for the slots' days).
   Result<std::shared_ptr<const std::vector<Time>>> announced_day(const std::string& dataset,
                                                                  const std::string& dir,
                                                                  const FileStatus& day) {

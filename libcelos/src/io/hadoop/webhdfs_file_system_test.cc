@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/hadoop.h"
-#include "io/hadoop_test_util.h"
+#include "io/hadoop/hadoop_test_util.h"
 
 namespace celos {
 namespace {

@@ -10,10 +10,10 @@
 
 namespace celos::hadoop_test {
 
-// A recorded body from libcelos/src/io/testdata/hadoop/.
+// A recorded body from libcelos/src/io/hadoop/testdata/.
 inline std::string recorded(const std::string& name) {
   return celos::testing::read_text_file(std::string(CELOS_SOURCE_DIR) +
-                                        "/libcelos/src/io/testdata/hadoop/" + name);
+                                        "/libcelos/src/io/hadoop/testdata/" + name);
 }
 
 inline HttpResponse answer(int status, std::string body, HttpHeaders headers = {}) {

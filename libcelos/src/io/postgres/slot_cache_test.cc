@@ -1,4 +1,4 @@
-#include "io/slot_cache.h"
+#include "io/postgres/slot_cache.h"
 
 #include <catch2/catch.hpp>
 

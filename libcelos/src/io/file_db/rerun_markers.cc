@@ -1,4 +1,4 @@
-#include "io/rerun_markers.h"
+#include "io/file_db/rerun_markers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "io/racy_read.h"
+#include "io/file_db/racy_read.h"
 
 namespace celos {
 namespace {

@@ -1,4 +1,5 @@
-// The PostgreSQL schema of celos and its migrations (private to libcelos/src/io).
+// The PostgreSQL schema's row codecs and retention (private to io/postgres/; the migrations and
+// the opening of the backend are the room's face, postgres.h).
 #pragma once
 
 #include <libpq-fe.h>
@@ -9,16 +10,9 @@
 
 #include "celos/error.h"
 #include "celos/state_db.h"
+#include "io/postgres/postgres.h"
 
 namespace celos {
-
-// The schema version this binary writes.
-inline constexpr int kPostgresSchemaVersion = 6;
-
-// Creates the tables or migrates them to kPostgresSchemaVersion in one transaction, serialized
-// between nodes starting at once by a transaction-level advisory lock (works through a pooler).
-// kCorrupt when the database carries a newer version than this binary knows.
-[[nodiscard]] Result<void> migrate_schema(PGconn* conn);
 
 // Upserts slot states (ids unique) with a few multi-row statements on `conn` (in the caller's
 // transaction).
@@ -33,9 +27,5 @@ inline constexpr int kPostgresSchemaVersion = 6;
 // entry's "at") are before `before`, in its own transaction without the lease (deleting old
 // history twice does no harm, and a long delete must not hold the lease row). Returns how many.
 [[nodiscard]] Result<std::size_t> delete_old_history_rows(PGconn* conn, Time before);
-
-// The PostgreSQL backend behind open_state_database().
-[[nodiscard]] Result<std::unique_ptr<StateDatabase>> open_postgres_state_database(
-    const std::string& uri, const StateDatabaseOptions& options);
 
 }  // namespace celos

@@ -1,4 +1,4 @@
-#include "io/file_history.h"
+#include "io/file_db/file_history.h"
 
 #include <algorithm>
 #include <map>

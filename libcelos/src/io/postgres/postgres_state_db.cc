@@ -2,14 +2,14 @@
 //
 // Slot times are timestamptz (readable with psql and pg_dump); they travel as ISO text and come
 // back as epoch milliseconds, so no time zone or float rounding is involved. A batch of slot
-// states is written in one transaction with a few statements (io/postgres_slot_rows.cc: unnest
+// states is written in one transaction with a few statements (io/postgres/postgres_slot_rows.cc: unnest
 // arrays, or COPY for a large batch): the first step of 1,000 workflows (168,000 states) is a
 // handful of round trips. Every write of a fenced database (a cluster node) checks the lease's
 // epoch in the same message as its COMMIT (see commit_fenced()), so a node that lost the lease
 // cannot write, and no lock on the lease row ever waits for the node: a leader cut off or frozen
 // in the middle of a write cannot hold up the next leader's takeover (issue 33).
 //
-// The leader keeps what a step reads in a SlotCache (io/slot_cache.h), loaded by prefetch() in
+// The leader keeps what a step reads in a SlotCache (io/postgres/slot_cache.h), loaded by prefetch() in
 // three queries and kept up to date by its own writes: a steady step of 1,000 workflows makes
 // no slot query at all. Writes are serialized in this process so that the cache sees them in
 // commit order.
@@ -26,8 +26,8 @@
 
 #include "celos/state_db.h"
 #include "io/pg.h"
-#include "io/postgres_schema.h"
-#include "io/slot_cache.h"
+#include "io/postgres/postgres_schema.h"
+#include "io/postgres/slot_cache.h"
 
 namespace celos {
 namespace {

@@ -1,5 +1,5 @@
-// Text in and out of the Slurm commands (io/slurm_commands.h).
-#include "io/slurm_commands.h"
+// Text in and out of the Slurm commands (io/slurm/slurm_commands.h).
+#include "io/slurm/slurm_commands.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "io/packed_day.h"
+#include "io/file_db/packed_day.h"
 
 #include <algorithm>
 #include <chrono>

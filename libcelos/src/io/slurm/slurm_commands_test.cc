@@ -1,5 +1,5 @@
 // Parsers and argument vectors of the Slurm service against outputs recorded from Slurm 22.05.
-#include "io/slurm_commands.h"
+#include "io/slurm/slurm_commands.h"
 
 #include <catch2/catch.hpp>
 

@@ -14,7 +14,7 @@
 
 #include "celos/state_db.h"
 #include "io/pg.h"
-#include "io/postgres_schema.h"
+#include "io/postgres/postgres_schema.h"
 
 namespace celos {
 namespace {

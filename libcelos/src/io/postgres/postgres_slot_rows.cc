@@ -7,7 +7,7 @@
 #include <boost/json.hpp>
 
 #include "io/pg.h"
-#include "io/postgres_schema.h"
+#include "io/postgres/postgres_schema.h"
 
 namespace celos {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "celos/audit.h"
 #include "io/pg.h"
-#include "io/postgres_schema.h"
+#include "io/postgres/postgres_schema.h"
 
 namespace celos {
 namespace {

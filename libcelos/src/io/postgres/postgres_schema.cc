@@ -1,4 +1,4 @@
-#include "io/postgres_schema.h"
+#include "io/postgres/postgres_schema.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -38,7 +38,7 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX celos_history_slot ON celos_history (workflow, slot_time, id);",
     // 3 -> 4: the maintenance mode (SPEC §13), one row holding its JSON record.
     "CREATE TABLE celos_maintenance (id integer PRIMARY KEY CHECK (id = 1), record text NOT NULL);",
-    // 4 -> 5: the audit trail of every node (SPEC §13; io/postgres_audit_sink.cc).
+    // 4 -> 5: the audit trail of every node (SPEC §13; io/postgres/postgres_audit_sink.cc).
     "CREATE TABLE IF NOT EXISTS celos_audit ("
     "  id bigserial PRIMARY KEY, at timestamptz NOT NULL, node text NOT NULL,"
     "  client text NOT NULL, token text, method text NOT NULL, path text NOT NULL,"
