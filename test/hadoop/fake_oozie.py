@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -37,21 +36,19 @@ from email.utils import formatdate
 
 import fake_http
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fake_ledger import Ledger  # noqa: E402 (test/fake_ledger.py)
+
 ENDED = {"SUCCEEDED", "KILLED", "FAILED"}
 KILLABLE = {"PREP", "RUNNING", "SUSPENDED"}
 
 
-class State:
+class State(Ledger):
     def __init__(self, path=None):
-        self.lock = threading.Lock()
+        super().__init__()
         self.jobs = {}
-        self.requests = []
         self.next_id = 1
         self.start_status = "RUNNING"
-        self.latency_ms = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.served = 0
         self.stamp = time.strftime("%y%m%d%H%M%S", time.gmtime()) + "000"
         self.path = path
         if path and os.path.exists(path):
@@ -99,13 +96,7 @@ class Handler(fake_http.Handler):
         self.query = {k: v[-1] for k, v in
                       urllib.parse.parse_qs(self.url.query, keep_blank_values=True).items()}
         self.counted = not self.url.path.startswith("/_control/")
-        if not self.counted:
-            return 0
-        with self.state.lock:
-            self.state.in_flight += 1
-            self.state.served += 1
-            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
-            return self.state.latency_ms / 1000.0
+        return self.state.begin() if self.counted else 0
 
     def respond(self):
         if not self.counted:
@@ -116,15 +107,13 @@ class Handler(fake_http.Handler):
 
     def done(self):
         if self.counted:
-            with self.state.lock:
-                self.state.in_flight -= 1
+            self.state.end()
 
     def serve(self, url, query, body):
-        with self.state.lock:
-            self.state.requests.append({
-                "method": self.command, "path": url.path, "query": query,
-                "content_type": self.headers.get("Content-Type"),
-                "body": body.decode("utf-8", "replace")})
+        self.state.record({
+            "method": self.command, "path": url.path, "query": query,
+            "content_type": self.headers.get("Content-Type"),
+            "body": body.decode("utf-8", "replace")})
         try:
             if url.path.endswith("/v2/jobs") and self.command == "POST":
                 return self.submit(query, body)
@@ -261,23 +250,12 @@ class Handler(fake_http.Handler):
             "user": job["user"], "actions": []}
 
     def control(self, path, query):
+        common = self.state.control(self.command, path, query)
+        if common:
+            return self.send(*common)
         with self.state.lock:
-            if path == "/_control/requests":
-                return self.send(200, list(self.state.requests))
             if path == "/_control/jobs":
                 return self.send(200, self.state.jobs)
-            if path == "/_control/reset" and self.command == "POST":
-                self.state.requests.clear()
-                self.state.max_in_flight = 0
-                self.state.served = 0
-                return self.send(200, {"ok": True})
-            if path == "/_control/latency" and self.command == "POST":
-                self.state.latency_ms = int(query["ms"])
-                return self.send(200, {"ok": True})
-            if path == "/_control/stats":
-                return self.send(200, {"requests": self.state.served,
-                                       "maxInFlight": self.state.max_in_flight,
-                                       "latencyMs": self.state.latency_ms})
             if path == "/_control/start-status" and self.command == "POST":
                 self.state.start_status = query["status"]
                 return self.send(200, {"ok": True})

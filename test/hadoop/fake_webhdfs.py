@@ -29,21 +29,19 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fake_ledger import Ledger  # noqa: E402 (test/fake_ledger.py)
+
 PREFIX = "/webhdfs/v1"
 READ_OPS = {"GETFILESTATUS", "LISTSTATUS", "OPEN"}
 
 
-class State:
+class State(Ledger):
     def __init__(self, root, standby):
+        super().__init__()
         self.root = root
         self.standby = standby
-        self.lock = threading.Lock()
-        self.requests = []
         self.datanode_port = 0
-        self.latency_ms = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self.served = 0
 
     def local(self, hdfs_path):
         """The directory entry behind an absolute HDFS path (never outside root)."""
@@ -138,24 +136,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, b"not a WebHDFS URL", "text/plain")
         hdfs_path = urllib.parse.unquote(url.path[len(PREFIX):]) or "/"
         op = query.get("op", "").upper()
-        with self.state.lock:
-            self.state.in_flight += 1
-            self.state.served += 1
-            self.state.max_in_flight = max(self.state.max_in_flight, self.state.in_flight)
-            latency = self.state.latency_ms
+        latency = self.state.begin()
         try:
             if latency:
-                time.sleep(latency / 1000.0)
+                time.sleep(latency)
             return self.serve(op, hdfs_path, query, data)
         finally:
-            with self.state.lock:
-                self.state.in_flight -= 1
+            self.state.end()
 
     def serve(self, op, hdfs_path, query, data):
-        with self.state.lock:
-            self.state.requests.append({"node": "datanode" if self.datanode else "namenode",
-                                        "method": self.command, "path": hdfs_path, "op": op,
-                                        "query": query, "body_length": len(data)})
+        self.state.record({"node": "datanode" if self.datanode else "namenode",
+                           "method": self.command, "path": hdfs_path, "op": op,
+                           "query": query, "body_length": len(data)})
         try:
             if self.datanode:
                 return self.datanode_op(op, hdfs_path, query, data)
@@ -170,23 +162,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.bad_request(str(e))
 
     def control(self, path, query):
-        if path == "/_control/requests":
-            with self.state.lock:
-                return self.send(200, list(self.state.requests))
-        if path == "/_control/reset" and self.command == "POST":
-            with self.state.lock:
-                self.state.requests.clear()
-                self.state.max_in_flight = 0
-                self.state.served = 0
-            return self.send(200, {"ok": True})
-        if path == "/_control/latency" and self.command == "POST":
-            self.state.latency_ms = int(query["ms"])
-            return self.send(200, {"ok": True})
-        if path == "/_control/stats":
-            with self.state.lock:
-                return self.send(200, {"requests": self.state.served,
-                                       "maxInFlight": self.state.max_in_flight,
-                                       "latencyMs": self.state.latency_ms})
+        common = self.state.control(self.command, path, query)
+        if common:
+            return self.send(*common)
         if path == "/_control/state" and self.command == "POST":
             self.state.standby = query.get("standby", "false") == "true"
             return self.send(200, {"standby": self.state.standby})

@@ -27,6 +27,27 @@ class WebHdfsFakeTest(unittest.TestCase):
         query = urllib.parse.urlencode(dict(op=op, **params))
         return request(method, self.nn.url("%s%s?%s" % (V1, path, query)), body)
 
+    def test_the_ledger_counts_requests_in_flight_and_resets(self):
+        self.nn.control("/_control/latency?ms=300")
+        threads = [threading.Thread(target=self.call, args=("GET", "/", "GETFILESTATUS"))
+                   for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stats = self.nn.control("/_control/stats", "GET")
+        self.assertEqual((stats["requests"], stats["latencyMs"]), (3, 300))
+        self.assertGreaterEqual(stats["maxInFlight"], 2)
+        self.assertEqual(len(self.nn.control("/_control/requests", "GET")), 3)
+        self.nn.control("/_control/reset")
+        self.assertEqual(self.nn.control("/_control/stats", "GET")["requests"], 0)
+        self.assertEqual(self.nn.control("/_control/requests", "GET"), [])
+
+    def test_a_latency_that_is_no_number_is_refused(self):
+        status, _, body = request("POST", self.nn.url("/_control/latency?ms=soon"))
+        self.assertEqual(status, 400)
+        self.assertIn("whole number", json.loads(body)["error"])
+
     def test_getfilestatus_of_a_directory_is_a_filestatus_object(self):
         status, headers, body = self.call("GET", "/", "GETFILESTATUS")
         self.assertEqual(status, 200)
