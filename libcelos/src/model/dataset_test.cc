@@ -4,18 +4,15 @@
 #include "celos/dataset.h"
 #include "celos/scheduler.h"
 #include "model/dataset_step.h"
-#include "testing/fakes.h"
+#include "testing/scheduler_world.h"
 
 using namespace celos;
 using celos::testing::FakeExternalService;
-using celos::testing::FakeFileSystemResolver;
-using celos::testing::MemFileSystem;
+using celos::testing::kStart;
 using std::chrono::hours;
 using std::chrono::minutes;
 
 namespace {
-
-const Time kStart = make_time(2015, 9, 13, 0);
 
 // A command-like service: celos writes the done flags of its successful slots.
 class CommandLikeService : public FakeExternalService {
@@ -28,40 +25,23 @@ class CommandLikeService : public FakeExternalService {
   std::vector<SubmitContext> contexts;
 };
 
-struct World {
-  std::shared_ptr<MemFileSystem> db_fs = std::make_shared<MemFileSystem>();
-  std::shared_ptr<MemFileSystem> data_fs = std::make_shared<MemFileSystem>();
-  std::unique_ptr<StateDatabase> db = make_file_state_database(db_fs, "/db");
-  FakeFileSystemResolver resolver{data_fs};
-  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
-  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
-  Scheduler scheduler{*source, *db, resolver};
+// The scheduler world with dataset declarations; workflows have no trigger unless given one.
+struct World : celos::testing::SchedulerWorld {
   std::vector<DatasetDeclaration> declarations;
 
   void dataset(std::string id, std::string path) {
     declarations.push_back({Dataset{id, std::move(path), "", "_SUCCESS"}, "a.js", 1});
   }
 
-  Workflow& add(std::string id, std::shared_ptr<ExternalService> service,
+  Workflow& add(std::string id, std::shared_ptr<ExternalService> on,
                 TriggerPtr trigger = nullptr) {
-    Workflow w;
-    w.id = id;
-    w.schedule = make_hourly_schedule();
-    w.strategy = make_serial_strategy(1);
+    Workflow w = workflow(id, std::move(on));
     w.trigger = std::move(trigger);
-    w.service = std::move(service);
-    w.start_time = kStart;
     w.file = id + ".js";
-    return config->workflows[id] = w;
+    return SchedulerWorld::add(std::move(w));
   }
 
   void link() { link_datasets(*config, declarations); }
-
-  SlotState state(const std::string& wf, Time t) {
-    auto s = db->get_slot({wf, t});
-    REQUIRE(s);
-    return s->value_or(SlotState::waiting({wf, t}));
-  }
 };
 
 std::vector<std::string> messages(const WorkflowConfig& config) {

@@ -10,18 +10,16 @@
 #include "celos/dataset.h"
 #include "celos/lease_guard.h"
 #include "celos/scheduler.h"
-#include "testing/fakes.h"
+#include "testing/scheduler_world.h"
 
 using namespace celos;
 using celos::testing::FakeExternalService;
-using celos::testing::FakeFileSystemResolver;
+using celos::testing::kStart;
 using celos::testing::MemFileSystem;
 using std::chrono::hours;
 using std::chrono::minutes;
 
 namespace {
-
-const Time kStart = make_time(2015, 9, 13, 0);
 
 // celos writes the done flags of a command's successful slots.
 class CommandLikeService : public FakeExternalService {
@@ -91,33 +89,26 @@ class FailingGuard : public LeaseGuard {
   std::mutex mutex_;
 };
 
-struct World {
-  std::shared_ptr<MemFileSystem> db_fs = std::make_shared<MemFileSystem>();
+// What the jobs write to (`data`) and the same files as celos sees them, every change logged
+// (`seen`). A base of World, so that they exist before the scheduler world is made.
+struct Recorded {
   std::shared_ptr<MemFileSystem> data = std::make_shared<MemFileSystem>();
   std::shared_ptr<RecordingFileSystem> seen = std::make_shared<RecordingFileSystem>(data);
-  std::shared_ptr<CommandLikeService> service = std::make_shared<CommandLikeService>();
-  std::unique_ptr<StateDatabase> db = make_file_state_database(db_fs, "/db");
-  FakeFileSystemResolver resolver{seen};
-  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
-  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
-  Scheduler scheduler{*source, *db, resolver};
+};
+
+// Two command-like workflows "a" and "b" writing the datasets out-a and out-b; the scheduler
+// confirms its lease with `guard`.
+struct World : Recorded, celos::testing::SchedulerWorld {
   FailingGuard guard;
 
-  World() {
+  World()
+      : SchedulerWorld({.data = seen, .service = std::make_shared<CommandLikeService>()}) {
     std::vector<DatasetDeclaration> declarations;
     for (std::string id : {"a", "b"}) {
       declarations.push_back(
           {Dataset{"out-" + id, "/out/" + id + "/${year}${month}${day}/${hour}", "", "_SUCCESS"},
            "d.js", 1});
-      Workflow w;
-      w.id = id;
-      w.schedule = make_hourly_schedule();
-      w.strategy = make_serial_strategy(1);
-      w.trigger = make_always_trigger();
-      w.service = service;
-      w.start_time = kStart;
-      w.outputs = {{"out-" + id}};
-      config->workflows[id] = w;
+      add(id).outputs = {{"out-" + id}};
     }
     link_datasets(*config, declarations);
     REQUIRE(config->errors.empty());

@@ -3,47 +3,23 @@
 
 #include "celos/scheduler.h"
 #include "celos/slot_history.h"
-#include "testing/fakes.h"
+#include "testing/scheduler_world.h"
 
 using namespace celos;
-using celos::testing::FakeExternalService;
-using celos::testing::FakeFileSystemResolver;
-using celos::testing::MemFileSystem;
+using celos::testing::kStart;
 using std::chrono::hours;
 
 namespace {
 
-const Time kStart = make_time(2015, 9, 13, 0);
-
-struct World {
-  std::shared_ptr<MemFileSystem> db_fs = std::make_shared<MemFileSystem>();
-  std::shared_ptr<FakeExternalService> service = std::make_shared<FakeExternalService>();
-  std::unique_ptr<StateDatabase> db = make_file_state_database(db_fs, "/db");
-  FakeFileSystemResolver resolver{db_fs};
-  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
-  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
-  Scheduler scheduler{*source, *db, resolver};
-  std::unique_ptr<SchedulerListener> history = make_history_recorder(*db);
-
-  World() {
-    Workflow w;
-    w.id = "wf";
-    w.schedule = make_hourly_schedule();
-    w.strategy = make_serial_strategy(1);
-    w.trigger = make_always_trigger();
-    w.service = service;
-    w.start_time = kStart;
-    config->workflows["wf"] = w;
-    scheduler.add_listener(*history);
-  }
+// One hourly workflow "wf" with slot history; the resolver serves the database's file system, so
+// db_fs holds every file.
+struct World : celos::testing::SchedulerWorld {
+  World() : SchedulerWorld({.data_on_db_fs = true, .history = true}) { add("wf"); }
 
   void store(Time t, SlotStatus s, std::optional<std::string> job = {}) {
-    REQUIRE(db->put_slots({SlotState::of({"wf", t}, s, job)}));
+    SchedulerWorld::store("wf", t, s, std::move(job));
   }
-  SlotStatus status(Time t) {
-    auto s = db->get_slot({"wf", t}).value();
-    return s ? s->status : SlotStatus::kWaiting;
-  }
+  SlotStatus status(Time t) { return SchedulerWorld::status("wf", t); }
   RangeRequest request(Time start, Time end, bool dry_run = false) {
     RangeRequest r;
     r.workflow = "wf";

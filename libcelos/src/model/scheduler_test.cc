@@ -3,13 +3,13 @@
 
 #include <fmt/format.h>
 
-#include "model/scheduler_world.h"
+#include "testing/scheduler_world.h"
 
 using namespace celos;
 using celos::testing::FakeExternalService;
 using celos::testing::FakeFileSystemResolver;
 using celos::testing::MemFileSystem;
-using celos::testing::World;
+using World = celos::testing::SchedulerWorld;
 using celos::testing::kStart;
 using std::chrono::hours;
 using std::chrono::minutes;

@@ -9,74 +9,35 @@
 #include <catch2/catch.hpp>
 
 #include "celos/state_db.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/api_world.h"
 
 namespace {
 
 namespace json = boost::json;
 using namespace celos;
 using celos::testing::FakeExternalService;
-using celos::testing::FakeFileSystemResolver;
-using celos::testing::MemFileSystem;
-using celos::testing::TempDir;
+using celos::testing::WorldOptions;
 
 const Time kNow = make_time(2015, 9, 13, 13, 30);
 
 // A scheduler over two hourly workflows ("wordcount" with the fake service, "beta" starting
 // later), the real file state database in a temp dir, and a fixed clock.
-struct World {
-  TempDir dir;
-  std::shared_ptr<FakeExternalService> service = std::make_shared<FakeExternalService>();
-  std::unique_ptr<WorkflowSource> source;
-  std::unique_ptr<StateDatabase> db;
-  FakeFileSystemResolver file_systems{std::make_shared<MemFileSystem>()};
-  std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<Api> api;
-  Time now = kNow;
-
-  World() {
-    auto config = std::make_shared<WorkflowConfig>();
-    config->workflows.emplace("wordcount", workflow("wordcount", Time{}));
+struct World : celos::testing::ApiWorld {
+  explicit World(std::unique_ptr<WorkflowSource> other_source = nullptr)
+      : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .source = std::move(other_source),
+                  .now = kNow}) {
+    add(workflow("wordcount", Time{}));
     auto beta = workflow("beta", make_time(2015, 9, 13, 10));
     beta.url = "http://example.com/beta";
     beta.contacts = {Contact{"Ann", "ann@example.com"}};
-    config->workflows.emplace("beta", beta);
-    source = make_static_workflow_source(config);
-    db = make_file_state_database(make_local_file_system(), dir / "db");
-    scheduler = std::make_unique<Scheduler>(*source, *db, file_systems);
-    ApiOptions options;
-    options.clock = [this] { return now; };
-    options.version = "9.9.9";
-    api = std::make_unique<Api>(*scheduler, options);
+    add(beta);
+    serve({.clock = clock_function(), .version = "9.9.9"});
   }
 
   Workflow workflow(const std::string& id, Time start) {
-    Workflow w;
-    w.id = id;
-    w.schedule = make_hourly_schedule();
-    w.strategy = make_serial_strategy(1);
-    w.trigger = make_always_trigger();
-    w.service = service;
+    Workflow w = ApiWorld::workflow(id);
     w.start_time = start;
     return w;
-  }
-
-  HttpServerResponse call(const std::string& method, const std::string& target) {
-    HttpServerRequest request;
-    request.method = method;
-    request.target = target;
-    REQUIRE(parse_request_target(target, request.path, request.query));
-    return api->handle(request);
-  }
-
-  json::value call_json(const std::string& method, const std::string& target,
-                        int expected_status = 200) {
-    const auto response = call(method, target);
-    INFO(method << " " << target << " -> " << response.body);
-    REQUIRE(response.status == expected_status);
-    CHECK(response.content_type == "application/json");
-    return json::parse(response.body);
   }
 
   std::string status_of(const std::string& id, const std::string& time) {
@@ -149,7 +110,7 @@ TEST_CASE("multi-workflow-slots takes a list of ids and refuses an unknown one")
 
 TEST_CASE("multi-workflow-slots reports an unreadable workflow in its own entry") {
   World w;
-  celos::testing::write_text_file(w.dir / "db/state/beta/2015-09-13/11:00:00.000Z", "{broken");
+  celos::testing::write_text_file(*w.dir / "db/state/beta/2015-09-13/11:00:00.000Z", "{broken");
   const auto body = w.call_json("GET", "/multi-workflow-slots");
   const auto& beta = body.at("workflows").at(0);
   CHECK(beta.at("id").as_string() == "beta");
@@ -424,19 +385,12 @@ class SwitchingSource final : public WorkflowSource {
 }  // namespace
 
 TEST_CASE("workflow-list answers the reloaded ids after a reload (its bytes are kept per load)") {
-  World w;
   auto source = std::make_unique<SwitchingSource>();
   SwitchingSource& switching = *source;
+  World w(std::move(source));
   auto config = std::make_shared<WorkflowConfig>();
   config->workflows.emplace("one", w.workflow("one", Time{}));
   switching.current = config;
-  w.api.reset();  // what uses the old source goes first
-  w.scheduler.reset();
-  w.source = std::move(source);
-  w.scheduler = std::make_unique<Scheduler>(*w.source, *w.db, w.file_systems);
-  ApiOptions options;
-  options.clock = [&w] { return w.now; };
-  w.api = std::make_unique<Api>(*w.scheduler, options);
   CHECK(w.call("GET", "/workflow-list").body == R"({"ids":["one"]})");
   CHECK(w.call("GET", "/workflow-list").body == R"({"ids":["one"]})");
 

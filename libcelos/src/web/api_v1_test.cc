@@ -8,15 +8,13 @@
 #include <catch2/catch.hpp>
 
 #include "celos/api.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/api_world.h"
 
 namespace {
 
 namespace json = boost::json;
 using namespace celos;
-using celos::testing::FakeExternalService;
-using celos::testing::TempDir;
+using celos::testing::WorldOptions;
 
 const Time kNow = make_time(2015, 9, 13, 13, 30);
 
@@ -29,63 +27,29 @@ class MemoryAudit final : public AuditSink {
   std::vector<AuditRecord> records;
 };
 
-struct World {
-  TempDir dir;
-  std::shared_ptr<FakeExternalService> service = std::make_shared<FakeExternalService>();
-  std::unique_ptr<WorkflowSource> source;
-  std::unique_ptr<StateDatabase> db = make_file_state_database(make_local_file_system(), dir / "db");
-  celos::testing::FakeFileSystemResolver file_systems{std::make_shared<celos::testing::MemFileSystem>()};
-  std::unique_ptr<Scheduler> scheduler;
+struct World : celos::testing::ApiWorld {
   std::unique_ptr<TokenStore> tokens;
   MemoryAudit audit;
   Metrics metrics;
-  std::unique_ptr<Api> api;
 
-  explicit World(bool with_tokens = false) {
-    std::filesystem::create_directories(dir / "db");
-    auto config = std::make_shared<WorkflowConfig>();
-    Workflow w;
-    w.id = "wf";
-    w.schedule = make_hourly_schedule();
-    w.strategy = make_serial_strategy(1);
-    w.trigger = make_always_trigger();
-    w.service = service;
-    w.start_time = make_time(2015, 9, 13, 10);
-    config->workflows.emplace("wf", w);
-    source = make_static_workflow_source(config);
-    scheduler = std::make_unique<Scheduler>(*source, *db, file_systems);
-    scheduler->add_listener(metrics);
+  explicit World(bool with_tokens = false)
+      : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .now = kNow}) {
+    std::filesystem::create_directories(*dir / "db");
+    remote = "10.0.0.7:5555";
+    add("wf").start_time = make_time(2015, 9, 13, 10);
+    scheduler.add_listener(metrics);
     if (with_tokens) {
-      std::ofstream(dir / "tokens.json")
+      std::ofstream(*dir / "tokens.json")
           << R"({"tokens":[{"name":"op","role":"operator","sha256":")" + to_hex(sha256("op-token")) +
                  R"("},{"name":"boss","role":"admin","sha256":")" + to_hex(sha256("admin-token")) +
                  R"("}]})";
-      tokens = std::move(*TokenStore::open(dir / "tokens.json"));
+      tokens = std::move(*TokenStore::open(*dir / "tokens.json"));
     }
-    api = std::make_unique<Api>(
-        *scheduler, ApiOptions{.clock = [] { return kNow; }, .version = "9.9.9",
-                               .hosts = default_host_policy("127.0.0.1", ""),
-                               .auth = {tokens.get(), false}, .audit = &audit,
-                               .metrics = &metrics, .db = db.get(), .node = "here:1"});
+    serve({.clock = clock_function(), .version = "9.9.9",
+           .hosts = default_host_policy("127.0.0.1", ""), .auth = {tokens.get(), false},
+           .audit = &audit, .metrics = &metrics, .db = db.get(), .node = "here:1"});
   }
-
-  HttpServerResponse call(const std::string& method, const std::string& target,
-                          std::map<std::string, std::string> headers = {}) {
-    HttpServerRequest request;
-    request.method = method;
-    request.target = target;
-    request.remote = "10.0.0.7:5555";
-    request.headers = std::move(headers);
-    REQUIRE(parse_request_target(target, request.path, request.query));
-    return api->handle(request);
-  }
-  json::value call_json(const std::string& method, const std::string& target, int status = 200,
-                        std::map<std::string, std::string> headers = {}) {
-    const auto response = call(method, target, std::move(headers));
-    INFO(method << " " << target << " -> " << response.body);
-    REQUIRE(response.status == status);
-    return json::parse(response.body);
-  }
+  ~World() override { api.reset(); }  // it points at audit and metrics, which go first
 };
 
 const std::map<std::string, std::string> kOperator{{"authorization", "Bearer op-token"}};
@@ -225,7 +189,7 @@ TEST_CASE("A clock skewed from the database's is a warning in ready and a metric
   CHECK_FALSE(w.call_json("GET", "/health/ready").at("checks").as_object().contains("clock"));
   std::chrono::milliseconds skew{-3500};
   Metrics metrics;
-  Api api(*w.scheduler, ApiOptions{.clock = [] { return kNow; }, .metrics = &metrics,
+  Api api(w.scheduler, ApiOptions{.clock = [] { return kNow; }, .metrics = &metrics,
                                    .db = w.db.get(), .clock_skew = [&] { return std::optional(skew); }});
   SerialWorker worker;
   auto handler = make_api_http_handler(api, worker);
@@ -253,7 +217,7 @@ TEST_CASE("A clock skewed from the database's is a warning in ready and a metric
 TEST_CASE("Until the gate opens only health, metrics and version answer; the rest waits or times out") {
   World w;
   StartupGate gate(std::chrono::milliseconds(200));
-  Api api(*w.scheduler, ApiOptions{.clock = [] { return kNow; }, .db = w.db.get(), .startup = &gate});
+  Api api(w.scheduler, ApiOptions{.clock = [] { return kNow; }, .db = w.db.get(), .startup = &gate});
   SerialWorker worker;
   auto handler = make_api_http_handler(api, worker);
   auto send = [&](const std::string& target) {

@@ -6,17 +6,16 @@
 
 #include "celos/api.h"
 #include "celos/dataset.h"
-#include "testing/fakes.h"
+#include "testing/api_world.h"
 
 namespace {
 
 namespace json = boost::json;
 using namespace celos;
-using celos::testing::FakeExternalService;
+using celos::testing::kStart;
 using std::chrono::hours;
 using std::chrono::minutes;
 
-const Time kStart = make_time(2015, 9, 13);
 const Time kNow = kStart + hours(23);
 
 // A file state database that counts the reads of announced instances.
@@ -58,52 +57,29 @@ class CountingDb final : public StateDatabase {
   std::unique_ptr<StateDatabase> db_;
 };
 
-struct World {
-  std::shared_ptr<celos::testing::MemFileSystem> data_fs =
-      std::make_shared<celos::testing::MemFileSystem>();
-  CountingDb db{make_file_state_database(std::make_shared<celos::testing::MemFileSystem>(), "/db")};
-  celos::testing::FakeFileSystemResolver file_systems{data_fs};
-  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
-  std::unique_ptr<WorkflowSource> source;
-  std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<Api> api;
-
+struct World : celos::testing::ApiWorld {
   // "ext" (minutely paths) is read by "use", a daily consumer of mode new; "day" has daily paths.
-  World() {
-    Workflow w;
-    w.id = "use";
+  World()
+      : ApiWorld({.wrap_db = [](auto inner) { return std::make_unique<CountingDb>(std::move(inner)); },
+                  .now = kNow}) {
+    remote = "10.0.0.7:5555";
+    Workflow& w = add(workflow("use"));
     w.schedule = make_cron_schedule(CronExpression::parse("0 0 22 * * ?").value());
-    w.strategy = make_serial_strategy(1);
-    w.service = std::make_shared<FakeExternalService>();
-    w.start_time = kStart;
+    w.trigger = nullptr;
     w.inputs = {{"ext", 0, InputMode::kNew, 1}};
-    config->workflows.emplace("use", w);
     link_datasets(*config, {{Dataset{"ext", "/e/${year}${month}${day}/${hour}${minute}", "", "_SUCCESS"}, "d.js", 1},
                             {Dataset{"day", "/d/${year}-${month}-${day}", "", "_SUCCESS"}, "d.js", 2}});
     REQUIRE(config->errors.empty());
-    source = make_static_workflow_source(config);
-    scheduler = std::make_unique<Scheduler>(*source, db, file_systems);
-    api = std::make_unique<Api>(*scheduler, ApiOptions{.clock = [] { return kNow; }, .db = &db});
+    serve({.clock = clock_function(), .db = db.get()});
   }
+
+  CountingDb& counting() { return static_cast<CountingDb&>(*db); }
 
   void announce(int count) {
-    for (int i = 0; i < count; ++i) REQUIRE(db.announce_instance("ext", kStart + minutes(i), kStart));
+    for (int i = 0; i < count; ++i) REQUIRE(db->announce_instance("ext", kStart + minutes(i), kStart));
   }
 
-  HttpServerResponse call(const std::string& method, const std::string& target) {
-    HttpServerRequest request;
-    request.method = method;
-    request.target = target;
-    request.remote = "10.0.0.7:5555";
-    REQUIRE(parse_request_target(target, request.path, request.query));
-    return api->handle(request);
-  }
-  json::object get(const std::string& target) {
-    const auto response = call("GET", target);
-    INFO(target << " -> " << response.body);
-    REQUIRE(response.status == 200);
-    return json::parse(response.body).as_object();
-  }
+  json::object get(const std::string& target) { return call_json("GET", target).as_object(); }
 };
 
 }  // namespace
@@ -112,9 +88,9 @@ TEST_CASE("listing 1,200 announced instances reads them once and pages newest fi
   World w;
   w.announce(1200);  // 00:00 .. 19:59
   const std::string range = "/api/v1/datasets/ext/instances?start=2015-09-13T00:00Z&end=2015-09-14T00:00Z";
-  w.db.announced_reads = 0;
+  w.counting().announced_reads = 0;
   json::object page = w.get(range);
-  CHECK(w.db.announced_reads == 1);
+  CHECK(w.counting().announced_reads == 1);
   const auto& list = page.at("instances").as_array();
   REQUIRE(list.size() == 1000);  // the default cap
   // First the time the consumer looks at (22:00, not there), then the announced ones.
@@ -141,9 +117,9 @@ TEST_CASE("listing 1,200 announced instances reads them once and pages newest fi
 TEST_CASE("lineage of a slot with 1,200 new instances reads the announcements once") {
   World w;
   w.announce(1200);
-  w.db.announced_reads = 0;
+  w.counting().announced_reads = 0;
   json::object lineage = w.get("/api/v1/lineage?id=use&time=2015-09-13T22:00Z");
-  CHECK(w.db.announced_reads == 1);
+  CHECK(w.counting().announced_reads == 1);
   const auto& inputs = lineage.at("inputs").as_array();
   REQUIRE(inputs.size() == 1200);
   CHECK(inputs[0].at("path") == "/e/20150913/0000");

@@ -5,65 +5,25 @@
 #include "celos/api.h"
 #include "celos/slot_history.h"
 #include "celos/state_db.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/api_world.h"
 
 namespace {
 
 namespace json = boost::json;
 using namespace celos;
-using celos::testing::FakeExternalService;
-using celos::testing::FakeFileSystemResolver;
-using celos::testing::MemFileSystem;
-using celos::testing::TempDir;
+using celos::testing::WorldOptions;
 
 const Time kNow = make_time(2015, 9, 13, 13, 30);
 
-struct World {
-  TempDir dir;
-  std::shared_ptr<FakeExternalService> service = std::make_shared<FakeExternalService>();
-  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
-  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
-  std::unique_ptr<StateDatabase> db =
-      make_file_state_database(make_local_file_system(), dir / "db");
-  FakeFileSystemResolver file_systems{std::make_shared<MemFileSystem>()};
-  Scheduler scheduler{*source, *db, file_systems};
-  std::unique_ptr<SchedulerListener> history = make_history_recorder(*db);
-  Api api{scheduler, [this] {
-              ApiOptions options;
-              options.clock = [] { return kNow; };
-              options.jobs_dir = dir / "db/jobs";
-              return options;
-            }()};
-
-  World() {
-    Workflow w;
-    w.id = "wf";
-    w.schedule = make_hourly_schedule();
-    w.strategy = make_serial_strategy(1);
-    w.trigger = make_always_trigger();
-    w.service = service;
-    w.start_time = make_time(2015, 9, 13, 10);
-    config->workflows.emplace("wf", w);
-    scheduler.add_listener(*history);
+struct World : celos::testing::ApiWorld {
+  World() : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .history = true, .now = kNow}) {
+    remote = "10.0.0.7:41234";
+    add("wf").start_time = make_time(2015, 9, 13, 10);
+    serve({.clock = clock_function(), .jobs_dir = *dir / "db/jobs"});
   }
 
-  HttpServerResponse call(const std::string& method, const std::string& target) {
-    HttpServerRequest request;
-    request.method = method;
-    request.target = target;
-    request.remote = "10.0.0.7:41234";
-    REQUIRE(parse_request_target(target, request.path, request.query));
-    return api.handle(request);
-  }
-  json::value call_json(const std::string& method, const std::string& target, int status = 200) {
-    const auto response = call(method, target);
-    INFO(method << " " << target << " -> " << response.body);
-    REQUIRE(response.status == status);
-    return json::parse(response.body);
-  }
   void store(const std::string& time, SlotStatus s, std::optional<std::string> job = {}) {
-    REQUIRE(db->put_slots({SlotState::of({"wf", *parse_time(time)}, s, job)}));
+    ApiWorld::store("wf", *parse_time(time), s, std::move(job));
   }
 };
 
@@ -125,8 +85,8 @@ TEST_CASE("with time and no dryRun /api/v1/rerun answers as /rerun; with dryRun 
 TEST_CASE("GET /api/v1/slot-log answers the tail of the job's output as text") {
   World w;
   w.store("2015-09-13T10:00Z", SlotStatus::kSuccess, "job-1");
-  testing::write_text_file(w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stdout", "hello\n");
-  testing::write_text_file(w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stderr", "warn\n");
+  testing::write_text_file(*w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stdout", "hello\n");
+  testing::write_text_file(*w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stderr", "warn\n");
   // The fake service is not a command service: a kind that keeps no output is 404.
   const std::string slot = "/api/v1/slot-log?id=wf&time=2015-09-13T10:00Z";
   CHECK(w.call("GET", slot).status == 404);

@@ -12,17 +12,14 @@
 #include "celos/cluster_api.h"
 #include "celos/request_pool.h"
 #include "celos/state_db.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/api_world.h"
 
 namespace {
 
 namespace json = boost::json;
 using namespace celos;
 using namespace std::chrono_literals;
-using celos::testing::FakeFileSystemResolver;
-using celos::testing::MemFileSystem;
-using celos::testing::TempDir;
+using celos::testing::WorldOptions;
 
 // A gate that blocks the routes behind it until opened (bounded waits: a test that fails never
 // hangs).
@@ -54,20 +51,13 @@ struct MemAudit final : AuditSink {
 
 // An Api over no workflows, with a slow read (GET /api/v1/slow) and a slow mutation (POST
 // /api/v1/slow) behind `gate`.
-struct World {
-  TempDir dir;
-  std::unique_ptr<WorkflowSource> source =
-      make_static_workflow_source(std::make_shared<WorkflowConfig>());
-  std::unique_ptr<StateDatabase> db = make_file_state_database(make_local_file_system(), dir / "db");
-  FakeFileSystemResolver file_systems{std::make_shared<MemFileSystem>()};
-  Scheduler scheduler{*source, *db, file_systems};
+struct World : celos::testing::ApiWorld {
   MemAudit audit;
-  std::unique_ptr<Api> api;
   Gate gate;
   std::atomic<int> mutations{0};
 
-  World() {
-    api = std::make_unique<Api>(scheduler, ApiOptions{.audit = &audit});
+  World() : ApiWorld({.db = WorldOptions::Db::kLocalDisk}) {
+    serve({.audit = &audit});
     api->routes().add({.method = "GET", .path = "/slow", .handler = [this](const auto&) {
                          gate.wait();
                          return HttpServerResponse{};
@@ -79,6 +69,7 @@ struct World {
                          return HttpServerResponse{};
                        }});
   }
+  ~World() override { api.reset(); }  // it points at audit, which goes first
 };
 
 HttpServerRequest request_of(const std::string& method, const std::string& target) {

@@ -7,15 +7,13 @@
 #include "celos/scheduler.h"
 #include "celos/slurm_service.h"
 #include "testing/fake_process_runner.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/scheduler_world.h"
 
 namespace celos {
 namespace {
 
 using testing::FakeProcessRunner;
-
-const Time kStart = make_time(2015, 9, 13, 0);
+using testing::kStart;
 
 std::vector<std::string> split_ids(const std::string& list) {
   std::vector<std::string> ids;
@@ -62,33 +60,21 @@ struct TinySlurm {
   }
 };
 
-struct SlurmWorld {
+struct SlurmWorld : testing::SchedulerWorld {
   testing::TempDir jobs_dir;
   std::shared_ptr<FakeProcessRunner> runner = std::make_shared<FakeProcessRunner>();
   TinySlurm slurm;
-  ExternalServicePtr service;
-  std::shared_ptr<testing::MemFileSystem> db_fs = std::make_shared<testing::MemFileSystem>();
-  std::unique_ptr<StateDatabase> db = make_file_state_database(db_fs, "/db");
-  testing::FakeFileSystemResolver resolver{std::make_shared<testing::MemFileSystem>()};
-  std::shared_ptr<WorkflowConfig> config = std::make_shared<WorkflowConfig>();
-  std::unique_ptr<WorkflowSource> source = make_static_workflow_source(config);
-  Scheduler scheduler{*source, *db, resolver};
+  ExternalServicePtr slurm_service;
 
   explicit SlurmWorld(int workflows) {
     slurm.install(*runner);
     SlurmServiceOptions options;
     options.script = "echo ${year}";
     options.jobs_dir = jobs_dir.path();
-    service = make_slurm_external_service(options, runner);
+    slurm_service = make_slurm_external_service(options, runner);
     for (int i = 0; i < workflows; ++i) {
-      Workflow w;
-      w.id = "wf" + std::to_string(i);
-      w.schedule = make_hourly_schedule();
-      w.strategy = make_serial_strategy(1);
-      w.trigger = make_always_trigger();
-      w.service = service;  // one service object, as a file reusing `var slurm = ...` has
-      w.start_time = kStart;
-      config->workflows[w.id] = w;
+      // one service object, as a file reusing `var slurm = ...` has
+      add(workflow("wf" + std::to_string(i), slurm_service));
     }
   }
   SlotState slot(const std::string& wf) {
