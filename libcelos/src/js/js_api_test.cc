@@ -5,80 +5,16 @@
 
 #include "celos/command_service.h"
 #include "js/js_api.h"
+#include "js/js_api_test_util.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
 
 namespace celos {
 namespace {
 
-using js::EvalSettings;
-using js::FileEvaluation;
-
-FileEvaluation eval(const std::string& source, const EvalSettings& settings = {}) {
-  return js::evaluate_workflow_file(settings, "test.js", source);
-}
-
-// A workflow definition with every required field; `fields` adds or overrides some.
-std::string define(const std::string& fields, const std::string& fn = "defineWorkflow") {
-  return "celos." + fn +
-         "({id: 'wf', schedule: celos.hourlySchedule(), "
-         "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
-         "externalService: celos.commandExternalService('true')" +
-         (fields.empty() ? "" : ", " + fields) + "});\n";
-}
-
-Workflow only_workflow(const FileEvaluation& result) {
-  INFO((result.errors.empty() ? "" : result.errors[0].message));
-  REQUIRE(result.errors.empty());
-  REQUIRE(result.workflows.size() == 1);
-  return result.workflows[0];
-}
-
-std::string error_of(const std::string& source, const EvalSettings& settings = {}) {
-  const FileEvaluation result = eval(source, settings);
-  REQUIRE(result.errors.size() == 1);
-  CHECK(result.errors[0].file == "test.js");
-  return result.errors[0].message;
-}
-
-// The JSON of a JavaScript expression, read back through a thrown string.
-std::string js_value(const std::string& expression) {
-  const std::string message = error_of("throw JSON.stringify(" + expression + ");");
-  const std::string prefix = "uncaught exception: ";
-  REQUIRE(message.rfind(prefix, 0) == 0);
-  return message.substr(prefix.size());
-}
-
-// A trigger context that records what the trigger asks.
-class RecordingContext : public TriggerContext {
- public:
-  Time now() const override { return now_; }
-  Result<bool> path_exists(const std::string& fs, const std::string& path) override {
-    asked_paths.emplace_back(fs, path);
-    return existing.count({fs, path}) > 0;
-  }
-  Result<bool> slot_succeeded(const std::string& workflow, Time time) override {
-    asked_slots.emplace_back(workflow, time);
-    return succeeded.count({workflow, time}) > 0;
-  }
-  Time now_ = make_time(2030, 1, 1);
-  std::set<std::pair<std::string, std::string>> existing;
-  std::set<std::pair<std::string, Time>> succeeded;
-  std::vector<std::pair<std::string, std::string>> asked_paths;
-  std::vector<std::pair<std::string, Time>> asked_slots;
-};
+using namespace js_test;
 
 const Time kSlot = make_time(2015, 9, 13, 13, 0, 0);
-
-TriggerPtr trigger_of(const std::string& expression, const std::string& prelude = "") {
-  return only_workflow(eval(prelude + define("trigger: " + expression))).trigger;
-}
-
-TriggerStatus evaluate(const TriggerPtr& trigger, RecordingContext& context, Time slot = kSlot) {
-  auto status = trigger->evaluate(slot, context);
-  REQUIRE(status);
-  return *status;
-}
 
 // ---- defineWorkflow ------------------------------------------------------------------------
 
@@ -195,163 +131,6 @@ TEST_CASE("workflows defined before an error in the same file stay defined") {
   CHECK(result.workflows[0].id == "first");
   REQUIRE(result.errors.size() == 1);
   CHECK(result.errors[0].line == 2);
-}
-
-// ---- schedules and strategies --------------------------------------------------------------
-
-std::vector<Time> schedule_times(const std::string& expression, Time start, Time end) {
-  auto schedule = only_workflow(eval(define("schedule: " + expression))).schedule;
-  auto times = schedule->times(start, end, ScheduleContext{});
-  REQUIRE(times);
-  return *times;
-}
-
-TEST_CASE("hourlySchedule, minutelySchedule and cronSchedule yield their slots") {
-  const Time start = make_time(2015, 9, 13, 0, 0, 0);
-  CHECK(schedule_times("celos.hourlySchedule()", start, start + std::chrono::hours(3)) ==
-        std::vector<Time>{start, start + std::chrono::hours(1), start + std::chrono::hours(2)});
-  CHECK(schedule_times("celos.minutelySchedule()", start, start + std::chrono::minutes(2)) ==
-        std::vector<Time>{start, start + std::chrono::minutes(1)});
-  CHECK(schedule_times("celos.cronSchedule('0 0 5 * * ?')", start, start + std::chrono::hours(48)) ==
-        std::vector<Time>{make_time(2015, 9, 13, 5), make_time(2015, 9, 14, 5)});
-}
-
-TEST_CASE("an invalid cron expression is a load error that names the wrong field") {
-  CHECK_THAT(error_of("celos.cronSchedule('0 0 25 * * ?');"),
-             Catch::Contains("celos.cronSchedule:") && Catch::Contains("hour"));
-  CHECK_THAT(error_of("celos.cronSchedule();"),
-             Catch::Contains("celos.cronSchedule: argument cronExpr must be a string, got undefined"));
-}
-
-TEST_CASE("dependentSchedule follows the other workflow's schedule") {
-  auto schedule = only_workflow(eval(define("schedule: celos.dependentSchedule('other')"))).schedule;
-  auto other = only_workflow(eval(define("schedule: celos.minutelySchedule()"))).schedule;
-  ScheduleContext context;
-  context.lookup = [&](std::string_view id) -> const Schedule* {
-    return id == "other" ? other.get() : nullptr;
-  };
-  const Time start = make_time(2015, 9, 13);
-  auto times = schedule->times(start, start + std::chrono::minutes(3), context);
-  REQUIRE(times);
-  CHECK(times->size() == 3);
-  CHECK_THAT(error_of("celos.dependentSchedule();"),
-             Catch::Contains("celos.dependentSchedule: argument workflowId must be a string"));
-}
-
-TEST_CASE("serialSchedulingStrategy defaults to one slot at a time and validates concurrency") {
-  CHECK(only_workflow(eval(define("schedulingStrategy: celos.serialSchedulingStrategy(3)")))
-            .strategy->describe() == "serialSchedulingStrategy(3)");
-  CHECK_THAT(error_of("celos.serialSchedulingStrategy(0);"),
-             Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be an integer >= 1"));
-  CHECK_THAT(error_of("celos.serialSchedulingStrategy('2');"),
-             Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be a number"));
-}
-
-// ---- triggers ------------------------------------------------------------------------------
-
-TEST_CASE("alwaysTrigger is always ready") {
-  RecordingContext context;
-  const TriggerStatus status = evaluate(trigger_of("celos.alwaysTrigger()"), context);
-  CHECK(status.type == "AlwaysTrigger");
-  CHECK(status.ready);
-}
-
-TEST_CASE("hdfsCheckTrigger checks the path with the slot's time on the given file system") {
-  RecordingContext context;
-  context.existing.insert({"file:///", "/in/2015-09-13/1300/_READY"});
-  SECTION("an explicit file system") {
-    const auto status = evaluate(
-        trigger_of("celos.hdfsCheckTrigger('/in/${year}-${month}-${day}/${hour}00/_READY', 'file:///')"),
-        context);
-    CHECK(status.type == "HDFSCheckTrigger");
-    CHECK(status.ready);
-  }
-  SECTION("CELOS_DEFAULT_HDFS when none is given") {
-    const auto status = evaluate(
-        trigger_of("celos.hdfsCheckTrigger('/in/${year}-${month}-${day}/${hour}00/_READY')",
-                   "var CELOS_DEFAULT_HDFS = 'file:///';\n"),
-        context);
-    CHECK(status.ready);
-  }
-  SECTION("the default file system without CELOS_DEFAULT_HDFS") {
-    const auto status = evaluate(trigger_of("celos.hdfsCheckTrigger('/in/x')"), context);
-    CHECK_FALSE(status.ready);
-    REQUIRE(context.asked_paths.size() == 1);
-    CHECK(context.asked_paths[0] == std::pair<std::string, std::string>{"", "/in/x"});
-  }
-  CHECK_THAT(error_of("celos.hdfsCheckTrigger();"),
-             Catch::Contains("celos.hdfsCheckTrigger: argument path must be a string"));
-  CHECK_THAT(error_of("celos.hdfsCheckTrigger('/x', 5);"),
-             Catch::Contains("celos.hdfsCheckTrigger: argument fs must be a string"));
-}
-
-TEST_CASE("successTrigger waits for the same slot of another workflow") {
-  RecordingContext context;
-  auto trigger = trigger_of("celos.successTrigger('upstream')");
-  CHECK_FALSE(evaluate(trigger, context).ready);
-  context.succeeded.insert({"upstream", kSlot});
-  const auto status = evaluate(trigger, context);
-  CHECK(status.type == "SuccessTrigger");
-  CHECK(status.ready);
-  CHECK_THAT(error_of("celos.successTrigger(1);"),
-             Catch::Contains("celos.successTrigger: argument workflowId must be a string"));
-}
-
-TEST_CASE("andTrigger, orTrigger and notTrigger combine triggers") {
-  RecordingContext context;
-  CHECK(evaluate(trigger_of("celos.andTrigger()"), context).ready);
-  CHECK_FALSE(evaluate(trigger_of("celos.orTrigger()"), context).ready);
-  CHECK_FALSE(evaluate(trigger_of("celos.notTrigger(celos.alwaysTrigger())"), context).ready);
-  const auto both = evaluate(
-      trigger_of("celos.andTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
-      context);
-  CHECK(both.type == "AndTrigger");
-  CHECK_FALSE(both.ready);
-  CHECK(both.sub_statuses.size() == 2);
-  const auto either = evaluate(
-      trigger_of("celos.orTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
-      context);
-  CHECK(either.type == "OrTrigger");
-  CHECK(either.ready);
-  CHECK_THAT(error_of("celos.andTrigger(celos.alwaysTrigger(), 'x');"),
-             Catch::Contains("celos.andTrigger: argument 2 must be a trigger made by celos.*Trigger(), got a string"));
-  CHECK_THAT(error_of("celos.orTrigger({});"),
-             Catch::Contains("celos.orTrigger: argument 1 must be a trigger"));
-  CHECK_THAT(error_of("celos.notTrigger(celos.hourlySchedule());"),
-             Catch::Contains("celos.notTrigger: argument trigger must be a trigger made by celos.*Trigger(), got a schedule"));
-}
-
-TEST_CASE("delayTrigger is ready once the delay after the slot has passed") {
-  RecordingContext context;
-  auto trigger = trigger_of("celos.delayTrigger(60 * 60)");
-  context.now_ = kSlot + std::chrono::hours(1);
-  CHECK_FALSE(evaluate(trigger, context).ready);
-  context.now_ = kSlot + std::chrono::hours(1) + std::chrono::seconds(1);
-  const auto status = evaluate(trigger, context);
-  CHECK(status.type == "DelayTrigger");
-  CHECK(status.ready);
-  CHECK_THAT(error_of("celos.delayTrigger('1h');"),
-             Catch::Contains("celos.delayTrigger: argument seconds must be a number"));
-}
-
-TEST_CASE("offsetTrigger evaluates its trigger for a later slot time") {
-  RecordingContext context;
-  const auto status = evaluate(
-      trigger_of("celos.offsetTrigger(60 * 60, celos.hdfsCheckTrigger('/in/${hour}', 'file:///'))"),
-      context);
-  CHECK(status.type == "OffsetTrigger");
-  REQUIRE(context.asked_paths.size() == 1);
-  CHECK(context.asked_paths[0].second == "/in/14");
-  CHECK_THAT(error_of("celos.offsetTrigger(60);"),
-             Catch::Contains("celos.offsetTrigger: argument trigger must be a trigger"));
-  CHECK_THAT(error_of("celos.offsetTrigger('60', celos.alwaysTrigger());"),
-             Catch::Contains("celos.offsetTrigger: argument seconds must be a number"));
-}
-
-TEST_CASE("objects made by the API cannot be forged or mixed up") {
-  CHECK_THAT(error_of("var t = celos.alwaysTrigger();\nvar fake = {};\nfor (var k in t) fake[k] = t[k];\n" +
-                      define("trigger: fake")),
-             Catch::Contains("got a plain object"));
 }
 
 // ---- external services --------------------------------------------------------------------
@@ -511,20 +290,6 @@ TEST_CASE("a load error that quotes an emoji is UTF-8") {
 
 }  // namespace
 }  // namespace celos
-
-TEST_CASE("a cron schedule denser than one slot a minute is a load error saying how dense") {
-  const FileEvaluation result = eval("\nvar s = celos.cronSchedule('* * * * * ?');\n");
-  REQUIRE(result.errors.size() == 1);
-  CHECK(result.errors[0].line == 2);
-  CHECK_THAT(result.errors[0].message,
-             Catch::Contains("celos.cronSchedule: cron expression \"* * * * * ?\" fires up to "
-                             "86400 times a day") &&
-                 Catch::Contains("604800 slots"));
-  CHECK_THAT(error_of("celos.cronSchedule('0/30 * * * * ?');"), Catch::Contains("2880 times a day"));
-  // One a minute is the densest schedule allowed, on any days.
-  CHECK(eval("celos.cronSchedule('0 * * * * ?'); celos.cronSchedule('0 * * ? * MON');")
-            .errors.empty());
-}
 
 }  // namespace
 }  // namespace celos
