@@ -1,0 +1,190 @@
+// Phase 3 of the step (step_phases.h): the status of every RUNNING slot and the trigger of
+// every WAITING slot, asked concurrently; then each slot moves on. Long-running slots near the
+// window's end are kept in view with rerun markers.
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "model/step_phases.h"
+
+namespace celos::detail {
+namespace {
+
+// A RUNNING slot this close to leaving the 7-day window gets a rerun marker, which keeps it in
+// the step's view until it is final (SPEC §4: a running job is followed wherever it is in
+// time; a marker of a slot that is not final does not expire). Two days of margin cover a
+// scheduler that was down for a while.
+constexpr auto kFollowMargin = std::chrono::hours(48);
+
+// WAITING slots are evaluated in chunks: enough tasks to overlap the data checks of a workflow
+// with many late slots, few enough that a first step of 168 slots per workflow is not drowned
+// in task overhead.
+constexpr std::size_t kTriggerChunk = 16;
+
+}  // namespace
+
+void Step::advance() {
+  std::map<std::string, JobGroup> groups;
+  std::vector<std::function<void()>> tasks;
+  for (WorkflowRun& run : runs_) {
+    if (!run.active) continue;
+    run.triggers.resize(run.slots.size());
+    run.statuses.resize(run.slots.size());
+    std::vector<std::size_t> waiting;
+    for (std::size_t i = 0; i < run.slots.size(); ++i) {
+      const SlotState& s = run.slots[i];
+      if (s.status == SlotStatus::kRunning && s.external_id) {
+        follow(run, s);
+        const ExternalService& service = *run.wf->service;
+        JobGroup& g = groups[group_key(service, *run.wf, service.batches_status())];
+        g.service = run.wf->service.get();
+        g.jobs.push_back({s.id, *s.external_id});
+        g.targets.push_back({&run, i});
+      } else if (s.status == SlotStatus::kWaiting && !backing_off(s)) {
+        waiting.push_back(i);
+      }
+    }
+    for (std::size_t from = 0; from < waiting.size(); from += kTriggerChunk) {
+      std::vector<std::size_t> chunk(waiting.begin() + static_cast<std::ptrdiff_t>(from),
+                                     waiting.begin() + static_cast<std::ptrdiff_t>(
+                                         std::min(waiting.size(), from + kTriggerChunk)));
+      tasks.push_back([this, &run, chunk = std::move(chunk)] {
+        for (std::size_t i : chunk) {
+          try {
+            // Only "ready?" is kept: the status trees of 1.7 million slots would not fit.
+            auto status = run.wf->trigger->evaluate(run.slots[i].id.time, triggers_);
+            run.triggers[i] = status ? Result<bool>(status->ready)
+                                     : Result<bool>(tl::unexpected(status.error()));
+          } catch (const std::exception& e) {
+            run.triggers[i] = fail(fmt::format("trigger failed: {}", e.what()));
+          }
+        }
+      });
+    }
+  }
+  std::vector<JobGroup> batches = split_batches(std::move(groups));
+  for (JobGroup& group : batches) tasks.push_back([this, &group] { ask_status(group); });
+  // The markers of the running slots near the window's end are written while the calls run.
+  tasks.push_back([this] {
+    const auto started = std::chrono::steady_clock::now();
+    mark_followed();
+    follow_busy_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+  });
+  env_.executor.run_all(std::move(tasks));
+  for (WorkflowRun& run : runs_) {
+    if (run.active) isolated(run, [&] { advance_slots(run); });
+  }
+}
+
+void Step::ask_status(JobGroup& group) {
+  auto answers = call(*group.service, fmt::format("status of {} jobs", group.jobs.size()),
+                      [&]() -> Result<std::map<std::string, Result<ExternalStatus>>> {
+                        return group.service->status_many(group.jobs);
+                      });
+  for (std::size_t i = 0; i < group.jobs.size(); ++i) {
+    auto [run, index] = group.targets[i];
+    Result<ExternalStatus> r = fail("no answer for job " + group.jobs[i].external_id);
+    if (!answers) {
+      r = tl::unexpected(answers.error());
+    } else if (auto it = answers->find(group.jobs[i].external_id); it != answers->end()) {
+      r = it->second;
+    }
+    run->statuses[index] = std::move(r);  // disjoint entries: no lock needed
+  }
+}
+
+void Step::advance_slots(WorkflowRun& run) {
+  for (std::size_t i = 0; i < run.slots.size(); ++i) {
+    const SlotState& slot = run.slots[i];
+    std::optional<SlotState> next;
+    if (slot.status == SlotStatus::kWaiting && run.triggers[i]) {
+      next = advance_waiting(run, slot, *run.triggers[i]);
+    } else if (slot.status == SlotStatus::kRunning) {
+      next = advance_running(run, slot, run.statuses[i]);
+    }
+    if (next && *next != slot) run.changes.push_back({run.from(slot.id.time), *next, now_, "step"});
+  }
+}
+
+std::optional<SlotState> Step::advance_waiting(WorkflowRun& run, const SlotState& slot,
+                                               const Result<bool>& ready) {
+  if (!ready) {
+    run.error(fmt::format("trigger of slot {}: {}", format_time(slot.id.time),
+                          ready.error().message));
+    return std::nullopt;
+  }
+  if (*ready) return slot.ready().value();
+  if (now_ > slot.id.time + std::chrono::seconds(run.wf->wait_timeout_seconds)) {
+    return slot.wait_timeout().value();
+  }
+  return std::nullopt;
+}
+
+std::optional<SlotState> Step::advance_running(WorkflowRun& run, const SlotState& slot,
+                                               const std::optional<Result<ExternalStatus>>& status) {
+  const Workflow& wf = *run.wf;
+  if (!slot.external_id) {  // cannot ask: a broken record
+    return failed_attempt(wf, slot, "RUNNING without an external id", now_);
+  }
+  if (!status) return std::nullopt;
+  if (!*status) {
+    run.error(fmt::format("status of slot {} ({}): {}", format_time(slot.id.time),
+                          *slot.external_id, status->error().message));
+    return std::nullopt;
+  }
+  switch ((*status)->state) {
+    case JobState::kSuccess: {
+      // Datasets: the done flags are written before SUCCESS is stored.
+      if (auto flagged = datasets_.before_success(wf, slot); !flagged) {
+        run.error(fmt::format("slot {} stays RUNNING: {}", format_time(slot.id.time),
+                              flagged.error().message));
+        return std::nullopt;
+      }
+      return slot.success().value();
+    }
+    case JobState::kFailure: {
+      std::string why = (*status)->message.empty()
+                            ? fmt::format("job {} failed", *slot.external_id)
+                            : (*status)->message;
+      SlotState next = failed_attempt(wf, slot, std::move(why), now_);
+      if (next.status == SlotStatus::kFailure) datasets_.after_failure(wf, next);
+      return next;
+    }
+    case JobState::kSubmitted:
+      spdlog::info("slot {}: job {} was recorded but never started: starting it",
+                   to_string(slot.id), *slot.external_id);
+      run.restart.push_back(slot);
+      return std::nullopt;
+    case JobState::kRunning:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void Step::follow(WorkflowRun& run, const SlotState& slot) {
+  if (run.marked.count(slot.id.time)) return;
+  if (slot.id.time >= now_ - kSlidingWindow + kFollowMargin) return;
+  run.follow.push_back(slot.id);
+}
+
+void Step::mark_followed() {
+  std::vector<SlotId> all;
+  for (WorkflowRun& run : runs_) all.insert(all.end(), run.follow.begin(), run.follow.end());
+  if (all.empty()) return;
+  const bool grouped = env_.db.mark_reruns(all, now_).has_value();
+  for (WorkflowRun& run : runs_) {
+    if (run.follow.empty()) continue;
+    auto marked = grouped ? Result<void>{} : env_.db.mark_reruns(run.follow, now_);
+    if (!marked) {
+      run.error(fmt::format("cannot keep running slots in view: {}", marked.error().message));
+      continue;
+    }
+    for (const SlotId& id : run.follow) run.marked.insert(id.time);
+  }
+}
+
+}  // namespace celos::detail

@@ -1,0 +1,155 @@
+// One run of the scheduler step (step.h's run_step), its phases as methods: step.cc runs them
+// in order and holds phases 1 and 2 (load and submit, record RUNNING durably, start, as a
+// pipeline) and the writes; step_advance.cc holds phase 3 (statuses and triggers asked
+// concurrently, then each slot moves on; long-running slots kept in view). Internal to model/.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/step.h"
+#include "model/step_context.h"
+#include "model/step_run.h"
+
+namespace celos::detail {
+
+class Step {
+ public:
+  Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
+      : config_(config), now_(now), env_(std::move(env)), report_(report),
+        triggers_(now, env_.db, env_.file_systems),
+        fence_(env_.guard ? *env_.guard : always_current_lease_guard()),
+        datasets_(config, env_.db, env_.file_systems, now, fence_) {}
+
+  void run(const std::optional<std::set<std::string>>& ids);
+
+ private:
+  template <class Phase>
+  void timed(const char* name, Phase&& phase) {
+    const auto started = std::chrono::steady_clock::now();
+    phase();
+    report_.phases.emplace_back(name, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::steady_clock::now() - started));
+  }
+
+  // ---- phases 1 and 2, the writes, the report (step.cc) ----
+
+  // Phases 1 and 2 as a pipeline over parts of the workflows: in round k the executor submits
+  // the picks of part k, writes the RUNNING records of part k-1 (one task) and starts the jobs
+  // of part k-2, so that the disk's work overlaps the calls. Per workflow the order of SPEC §10
+  // and §16 stays: submitted, then recorded durably, then started. Services that start many
+  // jobs in one call (Slurm: one `scontrol release` a step) start after every part is recorded.
+  // The phases load+submit, record and start report how long each stage was busy.
+  void submit_record_start();
+
+  // One bulk read of what the per-workflow tasks will read, where the backend can (PostgreSQL's
+  // leader cache). A failure costs only speed: the tasks' reads ask again.
+  void prefetch();
+
+  // Phase 1, one task per workflow: load its slots, then submit the strategy's picks one
+  // after another in pick order, stopping at the first failure (SPEC §16).
+  void load_and_submit(WorkflowRun& run);
+
+  // The RUNNING records of runs_[from, to), durably (one task of the pipeline at a time).
+  std::vector<SlotChange> record_running(std::size_t from, std::size_t to);
+
+  // Writes the changes of `writers` as one group (one sync); when that fails, workflow by
+  // workflow, so that one workflow's unwritable directory is an error of that workflow alone.
+  // Writers whose changes could not be written lose them (and are told so in their errors).
+  // Returns the changes written, for the listeners (notified on the step's thread).
+  template <class ChangesOf>
+  std::vector<SlotChange> write_isolated(std::vector<WorkflowRun*>& writers, ChangesOf changes_of);
+
+  // Starts the jobs `list_of` names (restarts of jobs never started).
+  template <class ListOf>
+  void start_jobs(ListOf list_of);
+
+  // The tasks that start the jobs `list_of` names in runs_[from, to) of the services that
+  // batch starts or not (`batching`): one start_many per endpoint for those that do (Slurm: one
+  // `scontrol release`), one per workflow for the others. `groups` outlives the tasks.
+  template <class ListOf>
+  void add_start_tasks(std::size_t from, std::size_t to, ListOf list_of, bool batching,
+                       std::map<std::string, JobGroup>& groups,
+                       std::vector<std::function<void()>>& tasks, StageClock& clock);
+
+  void write_changes();
+  void finish_report();
+
+  // ---- phase 3 (step_advance.cc) ----
+
+  // Phase 3: the status of every RUNNING slot and the trigger of every WAITING slot, asked
+  // concurrently; then each slot loaded in phase 1 moves on.
+  void advance();
+
+  void ask_status(JobGroup& group);
+  void advance_slots(WorkflowRun& run);
+  std::optional<SlotState> advance_waiting(WorkflowRun& run, const SlotState& slot,
+                                           const Result<bool>& ready);
+  std::optional<SlotState> advance_running(WorkflowRun& run, const SlotState& slot,
+                                           const std::optional<Result<ExternalStatus>>& status);
+
+  // Keeps a long-running slot in view after it leaves the window (see kFollowMargin): the
+  // marker is written by mark_followed(), for all workflows at once, while advance() asks for
+  // the statuses (whatever they answer: a slot that ends now keeps a marker that expires).
+  void follow(WorkflowRun& run, const SlotState& slot);
+
+  // One durable group for the step's new markers (a step of 10,000 workflows whose oldest slot
+  // runs writes 10,000 of them); if the group fails, each workflow's own, as write_isolated.
+  // Runs as a task beside advance()'s calls, which touch other members of the runs.
+  void mark_followed();
+
+  bool backing_off(const SlotState& s) const { return s.retry_at && now_ < *s.retry_at; }
+
+  // ---- shared ----
+
+  static std::vector<SlotState>& running_of(WorkflowRun& run) { return run.running; }
+  static std::vector<SlotState>& restart_of(WorkflowRun& run) { return run.restart; }
+
+  void notify(const std::vector<SlotChange>& committed) {
+    if (!committed.empty() && env_.committed) env_.committed(committed);
+  }
+
+  // Each workflow is its own failure domain: an error or even a bug in one never stops the
+  // others (SPEC §4 step 2).
+  template <class Body>
+  static void isolated(WorkflowRun& run, Body&& body) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      run.active = false;
+      run.error(fmt::format("step failed: {}", e.what()));
+    }
+  }
+
+  // One external call through the step's gate; a bug (an exception) in a service becomes an
+  // error of that call, never of the executor's thread.
+  template <class Call>
+  auto call(const ExternalService& service, const std::string& what, Call&& c) -> decltype(c()) {
+    return gate_.run(service.endpoint(), what, [&]() -> decltype(c()) {
+      try {
+        return c();
+      } catch (const std::exception& e) {
+        return tl::unexpected(Error{fmt::format("{} failed: {}", what, e.what())});
+      }
+    });
+  }
+
+  const WorkflowConfig& config_;
+  Time now_;
+  StepEnvironment env_;
+  StepReport& report_;
+  StepTriggerContext triggers_;
+  SideEffectFence fence_;
+  DatasetStep datasets_;
+  CallGate gate_;
+  std::vector<WorkflowRun> runs_;
+  std::chrono::milliseconds follow_busy_{0};
+};
+
+}  // namespace celos::detail
