@@ -102,6 +102,80 @@ void fill_workflow(UiWorkflow& wf, const json::object& obj) {
   }
 }
 
+void sort_by_id(std::vector<UiWorkflow>& workflows) {
+  std::sort(workflows.begin(), workflows.end(),
+            [](const UiWorkflow& a, const UiWorkflow& b) { return a.id < b.id; });
+}
+
+// The workflows of a 200 answer of /multi-workflow-slots, sorted by id.
+Result<std::vector<UiWorkflow>> batch_workflows(const HttpResponse& response) {
+  auto body = parse_json_answer(response, "/multi-workflow-slots");
+  if (!body) return tl::unexpected(body.error());
+  const json::value* list = body->as_object().if_contains("workflows");
+  if (list == nullptr || !list->is_array()) {
+    return fail("/multi-workflow-slots: no \"workflows\" list in celos-server's answer");
+  }
+  std::vector<UiWorkflow> workflows;
+  workflows.reserve(list->as_array().size());
+  for (const json::value& item : list->as_array()) {
+    const json::object* obj = item.if_object();
+    const json::value* id = obj ? obj->if_contains("id") : nullptr;
+    if (id == nullptr || !id->is_string()) continue;
+    UiWorkflow wf;
+    wf.id = std::string(id->as_string());
+    fill_workflow(wf, *obj);
+    workflows.push_back(std::move(wf));
+  }
+  sort_by_id(workflows);
+  return workflows;
+}
+
+// The workflows of /workflow-list (older servers), sorted by id, without their slots yet.
+Result<std::vector<UiWorkflow>> listed_workflows(HttpClient& client, const std::string& url) {
+  auto list_response = send(client, "GET", url + "/workflow-list");
+  if (!list_response) return tl::unexpected(list_response.error());
+  auto list = parse_json_answer(*list_response, "/workflow-list");
+  if (!list) return tl::unexpected(list.error());
+  const json::value* ids = list->as_object().if_contains("ids");
+  if (ids == nullptr || !ids->is_array()) return fail("/workflow-list: no \"ids\" list");
+  std::vector<UiWorkflow> workflows;
+  for (const json::value& id : ids->as_array()) {
+    if (id.is_string()) workflows.push_back(UiWorkflow{std::string(id.as_string()), false, {}, {}});
+  }
+  sort_by_id(workflows);
+  return workflows;
+}
+
+// Each workflow's /workflow-slots, `parallelism` requests at a time; a failure is that
+// workflow's error.
+void read_each_workflow(HttpClient& client, const std::string& url, const std::string& range,
+                        int parallelism, std::vector<UiWorkflow>& workflows) {
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < workflows.size(); i = next++) {
+      UiWorkflow& wf = workflows[i];
+      auto response = send(client, "GET",
+                           fmt::format("{}/workflow-slots?id={}&{}", url, url_encode(wf.id), range));
+      if (!response) {
+        wf.error = response.error().message;
+        continue;
+      }
+      auto body = parse_json_answer(*response, "/workflow-slots");
+      if (!body) {
+        wf.error = body.error().message;
+        continue;
+      }
+      fill_workflow(wf, body->as_object());
+    }
+  };
+  const auto threads = std::min<std::size_t>(static_cast<std::size_t>(parallelism),
+                                             workflows.size());
+  std::vector<std::thread> pool;
+  for (std::size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
+
 void describe_trigger(const json::value& node, int depth, std::string& out) {
   const json::object* obj = node.if_object();
   if (obj == nullptr) return;
@@ -136,69 +210,12 @@ Result<std::vector<UiWorkflow>> CelosApiReader::read(Time start, Time end) {
   if (steady_ms() >= batch_retry_after_ms_.load()) {
     auto response = send(*client_, "GET", celos_url_ + "/multi-workflow-slots?" + range);
     if (!response) return tl::unexpected(response.error());
-    if (response->status == 200) {
-      auto body = parse_json_answer(*response, "/multi-workflow-slots");
-      if (!body) return tl::unexpected(body.error());
-      const json::value* list = body->as_object().if_contains("workflows");
-      if (list == nullptr || !list->is_array()) {
-        return fail("/multi-workflow-slots: no \"workflows\" list in celos-server's answer");
-      }
-      std::vector<UiWorkflow> workflows;
-      workflows.reserve(list->as_array().size());
-      for (const json::value& item : list->as_array()) {
-        const json::object* obj = item.if_object();
-        const json::value* id = obj ? obj->if_contains("id") : nullptr;
-        if (id == nullptr || !id->is_string()) continue;
-        UiWorkflow wf;
-        wf.id = std::string(id->as_string());
-        fill_workflow(wf, *obj);
-        workflows.push_back(std::move(wf));
-      }
-      std::sort(workflows.begin(), workflows.end(),
-                [](const UiWorkflow& a, const UiWorkflow& b) { return a.id < b.id; });
-      return workflows;
-    }
+    if (response->status == 200) return batch_workflows(*response);
     batch_retry_after_ms_ = steady_ms() + std::chrono::milliseconds(kBatchRetry).count();
   }
-
-  auto list_response = send(*client_, "GET", celos_url_ + "/workflow-list");
-  if (!list_response) return tl::unexpected(list_response.error());
-  auto list = parse_json_answer(*list_response, "/workflow-list");
-  if (!list) return tl::unexpected(list.error());
-  const json::value* ids = list->as_object().if_contains("ids");
-  if (ids == nullptr || !ids->is_array()) return fail("/workflow-list: no \"ids\" list");
-  std::vector<UiWorkflow> workflows;
-  for (const json::value& id : ids->as_array()) {
-    if (id.is_string()) workflows.push_back(UiWorkflow{std::string(id.as_string()), false, {}, {}});
-  }
-  std::sort(workflows.begin(), workflows.end(),
-            [](const UiWorkflow& a, const UiWorkflow& b) { return a.id < b.id; });
-
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < workflows.size(); i = next++) {
-      UiWorkflow& wf = workflows[i];
-      auto response = send(*client_, "GET",
-                           fmt::format("{}/workflow-slots?id={}&{}", celos_url_,
-                                       url_encode(wf.id), range));
-      if (!response) {
-        wf.error = response.error().message;
-        continue;
-      }
-      auto body = parse_json_answer(*response, "/workflow-slots");
-      if (!body) {
-        wf.error = body.error().message;
-        continue;
-      }
-      fill_workflow(wf, body->as_object());
-    }
-  };
-  const auto threads = std::min<std::size_t>(static_cast<std::size_t>(parallelism_),
-                                             workflows.size());
-  std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  auto workflows = listed_workflows(*client_, celos_url_);
+  if (!workflows) return tl::unexpected(workflows.error());
+  read_each_workflow(*client_, celos_url_, range, parallelism_, *workflows);
   return workflows;
 }
 
