@@ -80,6 +80,24 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
+// The request's method, and its body for methods other than GET and HEAD.
+void set_method(CURL* curl, const HttpRequest& request) {
+  if (request.method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else if (request.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else {
+    // POSTFIELDS with an explicit size sends the body for any method (PUT, DELETE too) and
+    // an empty body as Content-Length: 0, which name nodes and Oozie expect.
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    if (request.method != "POST") {
+      curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+  }
+}
+
 class CurlHttpClient : public HttpClient {
  public:
   explicit CurlHttpClient(HttpClientOptions options) : options_(options) {
@@ -124,20 +142,7 @@ class CurlHttpClient : public HttpClient {
       curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
       curl_easy_setopt(curl, CURLOPT_USERPWD, ":");  // the user comes from the Kerberos ticket
     }
-    if (request.method == "GET") {
-      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-    } else if (request.method == "HEAD") {
-      curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-    } else {
-      // POSTFIELDS with an explicit size sends the body for any method (PUT, DELETE too) and
-      // an empty body as Content-Length: 0, which name nodes and Oozie expect.
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-      if (request.method != "POST") {
-        curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-      }
-    }
+    set_method(curl, request);
 
     CURLcode code = curl_easy_perform(curl);
     if (code != CURLE_OK) {
