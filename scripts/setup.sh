@@ -8,10 +8,14 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   duktape-dev libssh2-1-dev libcurl4-openssl-dev libfmt-dev libspdlog-dev libexpected-dev
   catch2 openssh-server openssh-client chromium wrk python3-websocket python3-yaml
+  python3-kubernetes
   postgresql libpq-dev
   slurm-wlm munge
   clang libclang-rt-14-dev
 )
+
+# The Kubernetes tests run the real kubectl: keep one already on the machine, else Debian's.
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

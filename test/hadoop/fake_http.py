@@ -191,14 +191,14 @@ class _Connection(asyncio.Protocol):
         return None
 
 
-def serve(handler_class, port, on_bound=None, host="127.0.0.1"):
+def serve(handler_class, port, on_bound=None, host="127.0.0.1", ssl_context=None):
     """Serves handler_class on host:port (0 = any free port) until interrupted; on_bound(port)
-    is called once listening."""
+    is called once listening. With ssl_context, over TLS."""
 
     async def main():
         loop = asyncio.get_running_loop()
         server = await loop.create_server(lambda: _Connection(handler_class), host, port,
-                                          backlog=256, reuse_address=True)
+                                          backlog=256, reuse_address=True, ssl=ssl_context)
         if on_bound:
             on_bound(server.sockets[0].getsockname()[1])
         async with server:
