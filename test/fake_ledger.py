@@ -8,10 +8,11 @@ endpoints that read and steer it (not part of any real service's API):
 
 A fake's state derives from Ledger; its handler wraps each API request in begin()/end() (begin
 returns the latency to wait, without holding the lock) and answers /_control/ paths it does not
-know itself with control().
+know itself with control(); LedgerRequests does the wrapping for a fake_http handler.
 """
 
 import threading
+import urllib.parse
 
 
 class Ledger:
@@ -63,3 +64,21 @@ class Ledger:
                 return 200, {"requests": self.served, "maxInFlight": self.max_in_flight,
                              "latencyMs": self.latency_ms}
         return None
+
+
+class LedgerRequests:
+    """Mixin for a fake_http.Handler whose class has `state` (a Ledger): delay() splits the
+    request's URL into self.url and self.query (last value of each name) and counts an API
+    request in flight, returning its latency (/_control/ requests: not counted, no latency);
+    done() ends the count."""
+
+    def delay(self):
+        self.url = urllib.parse.urlsplit(self.path)
+        self.query = {k: v[-1] for k, v in
+                      urllib.parse.parse_qs(self.url.query, keep_blank_values=True).items()}
+        self.counted = not self.url.path.startswith("/_control/")
+        return self.state.begin() if self.counted else 0
+
+    def done(self):
+        if self.counted:
+            self.state.end()

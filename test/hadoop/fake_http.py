@@ -89,6 +89,18 @@ class Handler:
     def end_headers(self):
         self._head.append("\r\n")
 
+    def send_answer(self, status, data, content_type=None, headers=()):
+        """A whole answer: the status, Content-Type (when given), Content-Length, the other
+        headers (name, value) and the body bytes."""
+        self.send_response(status)
+        if content_type:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
     def answer(self):
         return "".join(self._head).encode("latin-1") + b"".join(self.wfile.parts)
 

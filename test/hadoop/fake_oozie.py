@@ -37,7 +37,7 @@ from email.utils import formatdate
 import fake_http
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from fake_ledger import Ledger  # noqa: E402 (test/fake_ledger.py)
+from fake_ledger import Ledger, LedgerRequests  # noqa: E402 (test/fake_ledger.py)
 
 ENDED = {"SUCCEEDED", "KILLED", "FAILED"}
 KILLABLE = {"PREP", "RUNNING", "SUSPENDED"}
@@ -75,28 +75,14 @@ class OozieError(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-class Handler(fake_http.Handler):
+class Handler(LedgerRequests, fake_http.Handler):
     server_version = "Apache-Coyote/1.1"
     state = None
 
     def send(self, status, body=None, headers=()):
         data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
-        if body is not None:
-            self.send_header("Content-Type", "application/json;charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def delay(self):
-        """Counts an API request in flight and returns its latency (control requests: none)."""
-        self.url = urllib.parse.urlsplit(self.path)
-        self.query = {k: v[-1] for k, v in
-                      urllib.parse.parse_qs(self.url.query, keep_blank_values=True).items()}
-        self.counted = not self.url.path.startswith("/_control/")
-        return self.state.begin() if self.counted else 0
+        self.send_answer(status, data, body is not None and "application/json;charset=UTF-8",
+                         headers)
 
     def respond(self):
         if not self.counted:
@@ -104,10 +90,6 @@ class Handler(fake_http.Handler):
         if self.command not in ("GET", "POST", "PUT"):
             return self.send(501, {"error": "unsupported method " + self.command})
         self.serve(self.url, self.query, self.body)
-
-    def done(self):
-        if self.counted:
-            self.state.end()
 
     def serve(self, url, query, body):
         self.state.record({

@@ -54,14 +54,15 @@ import threading
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "hadoop"))
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "hadoop")]
 import fake_http  # noqa: E402 (test/hadoop/fake_http.py)
+from fake_ledger import LedgerRequests  # noqa: E402 (test/fake_ledger.py)
 import kube_discovery  # noqa: E402
 from kube_cluster import Cluster, new_job  # noqa: E402
 from kube_selectors import (SelectorError, fields_match, labels_match,  # noqa: E402
                             parse_fields, parse_labels)
 from kube_store import (KINDS, ApiError, Store, conflict, invalid, json_patch,  # noqa: E402
-                        merge_patch, not_found, now)
+                        merge_patch, now)
 
 PATCH_TYPES = {"application/merge-patch+json", "application/strategic-merge-patch+json",
                "application/json-patch+json"}
@@ -100,7 +101,7 @@ def namespace_object(name):
         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
 
 
-class Handler(fake_http.Handler):
+class Handler(LedgerRequests, fake_http.Handler):
     server_version = "kube-apiserver-fake"
     state = None
     cluster = None
@@ -109,25 +110,8 @@ class Handler(fake_http.Handler):
 
     def send(self, status, body, headers=(), content_type="application/json"):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-cache, private")
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def delay(self):
-        self.url = urllib.parse.urlsplit(self.path)
-        self.query = {k: v[-1] for k, v in
-                      urllib.parse.parse_qs(self.url.query, keep_blank_values=True).items()}
-        self.counted = not self.url.path.startswith("/_control/")
-        return self.state.begin() if self.counted else 0
-
-    def done(self):
-        if self.counted:
-            self.state.end()
+        self.send_answer(status, data, content_type,
+                         [("Cache-Control", "no-cache, private")] + list(headers))
 
     def respond(self):
         if not self.counted:
