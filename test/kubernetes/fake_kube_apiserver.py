@@ -21,7 +21,12 @@ written from the Kubernetes API reference: batch/v1 Jobs and core/v1 Pods in nam
 - Errors are meta/v1 Status objects: 400, 401 (no or wrong bearer token with --token), 403
   (--forbidden-namespace), 404, 409 AlreadyExists / Conflict, 410, 415, 422 Invalid, 429 with
   Retry-After, 5xx. Discovery (/version, /api, /apis, /api/v1, /apis/batch/v1) in the legacy
-  form; no OpenAPI (kubectl wants --validate=false) and no watch.
+  form; no OpenAPI (kubectl wants --validate=false), no Table answers (kubectl prints only
+  NAME and AGE without -o).
+- Watch (?watch=true): the changes after resourceVersion (or the current objects as ADDED
+  from "" / "0"), gathered for 1.1 s, then the stream ends and the client watches
+  again; a resourceVersion older than the kept history (compaction, a restart, 10,000 changes)
+  answers an ERROR event with a 410 Expired Status.
 - A scripted cluster (kube_cluster.py) runs each pod's command as a local process: exit 0 ->
   pod Succeeded -> Job Complete; non-zero -> pod Failed, a new pod until backoffLimit, then Job
   Failed (BackoffLimitExceeded); activeDeadlineSeconds -> Failed (DeadlineExceeded);
@@ -64,6 +69,8 @@ from kube_selectors import (SelectorError, fields_match, labels_match,  # noqa: 
 from kube_store import (KINDS, ApiError, Store, conflict, invalid, json_patch,  # noqa: E402
                         merge_patch, now)
 
+TRUE = {"1", "t", "T", "true", "True", "TRUE"}  # Go's strconv.ParseBool (Python sends True)
+WATCH_WINDOW = 1.1  # seconds a watch gathers changes (client-go warns below 1 s)
 PATCH_TYPES = {"application/merge-patch+json", "application/strategic-merge-patch+json",
                "application/json-patch+json"}
 fake_http.REASONS.update({202: "Accepted", 410: "Gone", 415: "Unsupported Media Type",
@@ -110,8 +117,14 @@ class Handler(LedgerRequests, fake_http.Handler):
 
     def send(self, status, body, headers=(), content_type="application/json"):
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_answer(status, data, content_type,
-                         [("Cache-Control", "no-cache, private")] + list(headers))
+        headers = [("Cache-Control", "no-cache, private")] + list(headers)
+        if ("Transfer-Encoding", "chunked") not in headers:
+            return self.send_answer(status, data, content_type, headers)
+        self.send_response(status)
+        for name, value in [("Content-Type", content_type)] + headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
 
     def respond(self):
         if not self.counted:
@@ -194,20 +207,55 @@ class Handler(LedgerRequests, fake_http.Handler):
             raise ApiError(404, "the server could not find the requested resource")
         return 200, self.state.get(kind, namespace, name)
 
-    def list(self, kind, namespace):
-        state, query = self.state, self.query
-        if query.get("watch") in ("1", "true"):
-            raise ApiError(405, "the fake Kubernetes API server does not implement watch")
+    def delay(self):
+        """A watch is answered after a window (the changes within it, then the end of the
+        stream; clients watch again from the last resourceVersion they saw)."""
+        wait = super().delay()
+        if self.counted and self.query.get("watch") in TRUE:
+            try:
+                wait += min(WATCH_WINDOW, float(self.query.get("timeoutSeconds") or WATCH_WINDOW))
+            except ValueError:
+                pass
+        return wait
+
+    def selection(self, namespace):
+        """A predicate on objects: the namespace, labelSelector and fieldSelector of a list."""
         try:
-            labels = parse_labels(query.get("labelSelector"))
-            fields = parse_fields(query.get("fieldSelector"))
+            labels = parse_labels(self.query.get("labelSelector"))
+            fields = parse_fields(self.query.get("fieldSelector"))
         except SelectorError as e:
             raise ApiError(400, "unable to parse requirement: %s" % e)
+        return lambda obj: ((namespace is None or obj["metadata"]["namespace"] == namespace)
+                            and labels_match(labels, obj["metadata"].get("labels"))
+                            and fields_match(fields, obj))
+
+    def watch(self, kind, wanted):
+        """The watch events (one JSON object a line): from resourceVersion "" or "0" the
+        current objects as ADDED, else the changes after it; 410 is an ERROR event."""
+        since = self.query.get("resourceVersion", "")
+        try:
+            if since in ("", "0"):
+                events = [("ADDED", obj) for _, obj in sorted(self.state.objects[kind].items())]
+            else:
+                events = [(t, obj) for _, t, obj in self.state.changes(kind, int(since))]
+        except ValueError:
+            raise ApiError(400, "invalid resource version: %s" % since)
+        except ApiError as e:
+            events = [("ERROR", e.status())]
+        lines = [(json.dumps({"type": t, "object": obj}) + "\n").encode() for t, obj in events
+                 if t == "ERROR" or wanted(obj)]
+        # Chunked, as a real watch stream (the Python client reads it chunk by chunk).
+        body = b"".join(b"%x\r\n%s\r\n" % (len(line), line) for line in lines) + b"0\r\n\r\n"
+        return 200, body, [("Transfer-Encoding", "chunked")], "application/json"
+
+    def list(self, kind, namespace):
+        state, query = self.state, self.query
+        wanted = self.selection(namespace)
+        if query.get("watch") in TRUE:
+            return self.watch(kind, wanted)
         start = self.check_resource_version()
         items = [obj for key, obj in sorted(state.objects[kind].items())
-                 if key > start and (namespace is None or key.startswith(namespace + "/"))
-                 and labels_match(labels, obj["metadata"].get("labels"))
-                 and fields_match(fields, obj)]
+                 if key > start and wanted(obj)]
         meta = {"resourceVersion": str(state.rv)}
         limit = int(query.get("limit") or 0)
         if limit and len(items) > limit:

@@ -18,6 +18,7 @@ import uuid
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from fake_ledger import Ledger  # noqa: E402 (test/fake_ledger.py)
 
+MAX_EVENTS = 10000
 KINDS = {"jobs": ("batch/v1", "Job", "batch"), "pods": ("v1", "Pod", "")}
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -147,12 +148,14 @@ class Store(Ledger):
         self.compacted = 0
         self.unschedulable = False
         self.fail_next = []  # [[code, count]]: the next requests answer this error
+        self.events = []  # (resourceVersion, kind, type, object) of every change, for watches
         self.path = path
         if path and os.path.exists(path):
             with open(path) as f:
                 saved = json.load(f)
             self.objects, self.runtime = saved["objects"], saved["runtime"]
             self.rv, self.compacted = saved["rv"], saved["compacted"]
+        self.events_from = self.rv  # a restarted fake has no history of earlier changes
 
     def save(self):
         """Called with the lock held after every change."""
@@ -163,23 +166,36 @@ class Store(Ledger):
                        "compacted": self.compacted}, f)
         os.replace(self.path + ".tmp", self.path)
 
-    def bump(self, obj):
-        """Gives obj the next resourceVersion (a change)."""
+    def bump(self, obj, event="MODIFIED"):
+        """Gives obj the next resourceVersion (a change) and records the change for watches."""
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
+        kind = "jobs" if obj.get("kind") == "Job" else "pods"
+        self.events.append((self.rv, kind, event, json.loads(json.dumps(obj))))
+        if len(self.events) > MAX_EVENTS:  # as etcd compacts its history
+            self.compacted = max(self.compacted, self.events.pop(0)[0])
 
     def put(self, kind, obj):
         meta = obj["metadata"]
-        self.bump(obj)
-        self.objects[kind]["%s/%s" % (meta["namespace"], meta["name"])] = obj
+        key = "%s/%s" % (meta["namespace"], meta["name"])
+        self.bump(obj, "MODIFIED" if key in self.objects[kind] else "ADDED")
+        self.objects[kind][key] = obj
         self.save()
 
     def remove(self, kind, namespace, name):
         obj = self.objects[kind].pop("%s/%s" % (namespace, name), None)
         if obj is not None:
-            self.rv += 1
+            self.bump(obj, "DELETED")
             self.save()
         return obj
+
+    def changes(self, kind, since):
+        """The (resourceVersion, type, object) of the changes of kind after since; raises 410
+        Expired when that history is compacted or from before a restart."""
+        if since < max(self.compacted, self.events_from):
+            raise ApiError(410, "too old resource version: %d (%d)" % (since, self.compacted),
+                           reason="Expired")
+        return [(rv, t, obj) for rv, k, t, obj in self.events if rv > since and k == kind]
 
     def get(self, kind, namespace, name):
         obj = self.objects[kind].get("%s/%s" % (namespace, name))

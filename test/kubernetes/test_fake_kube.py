@@ -91,6 +91,12 @@ class KubectlTest(FakeTest):
         self.assertFalse(job["spec"]["suspend"])
         self.assertEqual(job["metadata"]["generation"], 2)
 
+    def test_wait_and_foreground_delete_watch(self):
+        self.create(job_body("watched", ["sleep", "1"], suspend=False), namespace="team")
+        self.kubectl.run("wait", "--for=condition=complete", "job/watched", "--timeout=60s")
+        self.kubectl.run("delete", "job", "watched", "--cascade=foreground", "--timeout=60s")
+        self.assertEqual(self.kubectl.json("get", "jobs,pods")["items"], [])
+
 
 @unittest.skipUnless(kubernetes, "python3-kubernetes is not installed")
 class PythonClientTest(FakeTest):
@@ -150,6 +156,22 @@ class PythonClientTest(FakeTest):
         self.assertEqual(raised.exception.status, 404)
         wait_for("the pod collected",
                  lambda: not self.core.list_namespaced_pod("celos").items)
+
+    def test_watch(self):
+        created = self.batch.create_namespaced_job("celos", self.model("seen", ["true"]))
+        self.batch.patch_namespaced_job("seen", "celos", {"spec": {"suspend": False}})
+        seen = []
+        watch = kubernetes.watch.Watch()
+        for event in watch.stream(self.batch.list_namespaced_job, "celos",
+                                  resource_version=created.metadata.resource_version,
+                                  timeout_seconds=5):
+            seen.append((event["type"], event["object"]))
+            if any(c.type == "Complete" for c in event["object"].status.conditions or []):
+                watch.stop()
+        self.assertEqual({t for t, _ in seen}, {"MODIFIED"})
+        self.assertFalse(seen[-1][1].spec.suspend)
+        versions = [int(o.metadata.resource_version) for _, o in seen]
+        self.assertEqual(versions, sorted(set(versions)))
 
     def test_failure_and_deadline(self):
         self.batch.create_namespaced_job("celos", self.model("fails", ["sh", "-c", "exit 3"]))
@@ -242,6 +264,8 @@ class ErrorAnswersTest(FakeTest):
             "GET", jobs + "?resourceVersion=%d&resourceVersionMatch=Exact" % old), 410, "Expired")
         self.assertStatus(self.fake.request("GET", jobs + "?limit=2&continue=" + token), 410,
                           "Expired")
+        watch = self.fake.request("GET", jobs + "?watch=1&resourceVersion=%d" % old)[2]
+        self.assertEqual((watch["type"], watch["object"]["code"]), ("ERROR", 410))
         self.assertStatus(self.fake.request("GET", jobs + "?labelSelector=a%20in%20x"), 400,
                           "BadRequest")
 
