@@ -8,20 +8,18 @@ import json
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
 import time
 import unittest
-import urllib.request
 
 from fake_process import FakeServer, request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "server"))
-import pg_util  # noqa: E402
+from cluster_process import Cluster  # noqa: E402
 from e2e_util import poll  # noqa: E402
-from server_process import SERVER, CelosServer  # noqa: E402
+from server_process import SERVER  # noqa: E402
 
 LEASE = 2
 CHAOS_SECONDS = int(os.environ.get("CELOS_CHAOS_SECONDS", "45"))
@@ -31,12 +29,7 @@ SLOTS = 24
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class ClusterChaosTest(unittest.TestCase):
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
         os.environ["HADOOP_USER_NAME"] = "celos"  # Oozie wants user.name (the nodes inherit it)
-        self.pg = pg_util.PrivatePostgres()
-        self.uri = self.pg.create_database("chaos")
         self.dir = tempfile.mkdtemp(prefix="celos-chaos-")
         self.oozie = FakeServer("fake_oozie.py", "--state", os.path.join(self.dir, "oozie.json"))
         request("POST", self.oozie.url("/_control/start-status?status=SUCCEEDED"))
@@ -54,33 +47,22 @@ celos.defineWorkflow({
     "startTime": "%s"
 });
 """ % (self.oozie.url("/oozie"), self.start.strftime("%Y-%m-%dT%H:%MZ"))
-        self.nodes = {name: self.start_node(name) for name in ("a", "b", "c")}
+        try:
+            self.cluster = Cluster(("a", "b", "c"), LEASE, "chaos",
+                                   workflows={"chaos.js": self.workflow},
+                                   args=["--autoSchedule", "1"], shared_jobs=False)
+        except BaseException:
+            self.stop_oozie()
+            raise
+        self.nodes = self.cluster.nodes
 
-    def start_node(self, name, port=None):
-        server = CelosServer(workflows={"chaos.js": self.workflow}, start=False,
-                             args=["--state-db", self.uri, "--node-id", name,
-                                   "--lease-seconds", str(LEASE), "--autoSchedule", "1"])
-        if port:
-            server.port = port
-        server.start()
-        return server
-
-    def tearDown(self):
-        for server in self.nodes.values():
-            server.close()
+    def stop_oozie(self):
         self.oozie.stop()
-        self.pg.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def leader_id(self):
-        for server in self.nodes.values():
-            try:
-                r = server.get("/api/v1/cluster", timeout=2)
-            except OSError:
-                continue
-            if r.status == 200 and r.json["leader"]:
-                return r.json["leader"]["id"]
-        return None
+    def tearDown(self):
+        self.cluster.close()
+        self.stop_oozie()
 
     def jobs(self):
         status, _, body = request("GET", self.oozie.url("/_control/jobs"))
@@ -91,15 +73,12 @@ celos.defineWorkflow({
         deadline = time.monotonic() + CHAOS_SECONDS
         kills = 0
         while time.monotonic() < deadline:
-            leader = poll(self.leader_id, "a leader", timeout=LEASE + 10)
+            leader = poll(self.cluster.leader_id, "a leader", timeout=LEASE + 10)
             time.sleep(rng.uniform(0.2, 2.0))
-            victim = self.nodes[leader]
-            port = victim.port
-            victim.process.send_signal(signal.SIGKILL)
-            victim.process.wait()
+            victim = self.cluster.kill(leader)
             victim.close()
             kills += 1
-            self.nodes[leader] = self.start_node(leader, port)
+            self.cluster.start_node(leader, port=victim.port)
         self.assertGreater(kills, 3)
 
         def all_succeeded():

@@ -6,12 +6,10 @@ import datetime
 import json
 import os
 import sys
-import threading
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "server"))
-from server_process import CelosServer, poll  # noqa: E402
+from server_process import ServerPerTest, WebhookReceiver, poll  # noqa: E402
 
 
 def workflow_js(wid, command="echo out-${hour}; echo err >&2", extra=""):
@@ -30,18 +28,7 @@ celos.defineWorkflow({
 NOW = "2015-09-13T03:30Z"
 
 
-class OperatorBase(unittest.TestCase):
-    def setUp(self):
-        self.server = None
-
-    def tearDown(self):
-        if self.server:
-            self.server.close()
-
-    def start(self, workflows, **kw):
-        self.server = CelosServer(workflows=workflows, **kw)
-        return self.server
-
+class OperatorBase(ServerPerTest):
     def step(self, time=NOW):
         reply = self.server.post("/scheduler?time=" + time)
         self.assertEqual(reply.status, 200, reply)
@@ -155,40 +142,6 @@ def iso(t):
     return t.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-class Receiver:
-    """A local webhook receiver: records the JSON bodies POSTed to it, by path."""
-
-    def __init__(self):
-        self.received = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with outer.lock:
-                    outer.received.append((self.path, self.headers["Content-Type"],
-                                           json.loads(body)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def bodies(self):
-        with self.lock:
-            return list(self.received)
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 class BackoffAndNotifyTest(OperatorBase):
     def test_a_failed_slot_waits_for_its_retry_time(self):
         # Step times an hour ahead of the real clock, so that /trigger-status (evaluated at the
@@ -224,7 +177,7 @@ class BackoffAndNotifyTest(OperatorBase):
         self.assertEqual(history[2]["retryCount"], 1)
 
     def test_notifications_reach_a_local_receiver(self):
-        receiver = Receiver()
+        receiver = WebhookReceiver()
         self.addCleanup(receiver.close)
         wf = workflow_js("n", command="exit 1", extra=', "url": "http://wiki/n", "notify": '
                          '[{"on": ["KILLED", "FAILURE"], "webhook": "%s/n"}]' % receiver.url)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import unittest
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -126,6 +127,64 @@ class CelosServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+class ServerPerTest(unittest.TestCase):
+    """A test case whose tests each start a celos-server of their own (start()); it is closed
+    after the test."""
+
+    def setUp(self):
+        self.server = None
+
+    def tearDown(self):
+        if self.server:
+            self.server.close()
+
+    def start(self, workflows, **kw):
+        self.server = CelosServer(workflows=workflows, **kw)
+        return self.server
+
+
+def serve_in_background(handler):
+    """A ThreadingHTTPServer on a free port of 127.0.0.1 with `handler`, serving from a daemon
+    thread; returns it (shutdown() and server_close() stop it)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+class WebhookReceiver:
+    """A local webhook receiver: records the JSON bodies POSTed to it, by path."""
+
+    def __init__(self):
+        self.received = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                with outer.lock:
+                    outer.received.append((self.path, self.headers["Content-Type"],
+                                           json.loads(body)))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = serve_in_background(Handler)
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def bodies(self):
+        """(path, content type, parsed body) of every POST so far, in order."""
+        with self.lock:
+            return list(self.received)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
 class GatedWebHdfs:
     """A WebHDFS name node whose GETFILESTATUS answers (404: no such path) only once the test
     opens the gate: it makes a scheduler step as slow as the test wants, without sleeping."""
@@ -150,11 +209,8 @@ class GatedWebHdfs:
             def log_message(self, *args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = serve_in_background(Handler)
         self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
 
     def close(self):
         self.gate.set()

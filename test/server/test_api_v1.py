@@ -46,8 +46,8 @@ def metric(text, name):
 T = "2015-09-13T01:00:00.000Z"
 
 
-class AliasTest(unittest.TestCase):
-    """Every §6 endpoint answers the same under /api/v1/ as at its legacy path."""
+class HelloServerTest(unittest.TestCase):
+    """One server with the workflow "hello" for the class's tests; it must stop cleanly."""
 
     @classmethod
     def setUpClass(cls):
@@ -58,6 +58,10 @@ class AliasTest(unittest.TestCase):
         status = cls.server.terminate()
         cls.server.close()
         assert status == 0, status
+
+
+class AliasTest(HelloServerTest):
+    """Every §6 endpoint answers the same under /api/v1/ as at its legacy path."""
 
     def both(self, method, target):
         legacy = self.server.request(method, target, body=b"" if method == "POST" else None)
@@ -94,19 +98,9 @@ class AliasTest(unittest.TestCase):
         self.assertEqual(self.server.get("/api/v1").status, 404)
 
 
-class OpsTest(unittest.TestCase):
+class OpsTest(HelloServerTest):
     """The new rows of the §13 table, Host/Origin checks, maintenance and the audit log on a
     server without tokens."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.server = CelosServer(workflows={"hello.js": workflow_js("hello")})
-
-    @classmethod
-    def tearDownClass(cls):
-        status = cls.server.terminate()
-        cls.server.close()
-        assert status == 0, status
 
     def test_health_live_and_ready(self):
         live = self.server.get("/health/live")

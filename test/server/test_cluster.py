@@ -3,37 +3,17 @@ One leader steps; standbys serve reads and forward mutations; kill -9 of the lea
 step-down hand the lease to another node with a higher epoch. Also the file backend's cluster
 of one. Polls are bounded; the scheduler is stepped with explicit times."""
 
-import json
 import os
-import shutil
-import signal
-import sys
-import tempfile
 import time
 import unittest
 
+from cluster_process import Cluster, cluster_of, hourly_workflow
 from server_process import SERVER, CelosServer
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import pg_util  # noqa: E402
-from e2e_util import poll  # noqa: E402
+from e2e_util import poll  # noqa: E402 (put on the path by cluster_process)
 
 LEASE = 3  # seconds: takeover must come within LEASE + 5
 
-WORKFLOW = """
-celos.defineWorkflow({
-    "id": "hourly",
-    "schedule": celos.hourlySchedule(),
-    "schedulingStrategy": celos.serialSchedulingStrategy(100),
-    "trigger": celos.alwaysTrigger(),
-    "externalService": celos.commandExternalService("true"),
-    "startTime": "2015-09-14T00:00Z"
-});
-"""
-
-
-def cluster_of(server):
-    r = server.get("/api/v1/cluster", timeout=5)
-    return r.json if r.status == 200 else None
+WORKFLOW = hourly_workflow()
 
 
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
@@ -59,46 +39,15 @@ class SingleFileServerTest(unittest.TestCase):
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class ThreeNodeClusterTest(unittest.TestCase):
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        self.pg = pg_util.PrivatePostgres()
-        self.uri = self.pg.create_database("cluster")
-        self.shared = tempfile.mkdtemp(prefix="celos-cluster-jobs-")
-        self.nodes = {}
-        for name in ("a", "b", "c"):
-            self.nodes[name] = self.start_node(name)
-
-    def start_node(self, name):
-        server = CelosServer(workflows={"wf.js": WORKFLOW}, start=False,
-                             args=["--state-db", self.uri, "--node-id", name,
-                                   "--lease-seconds", str(LEASE), "--cluster-name", "test"])
-        server.db_flag = self.shared  # one jobs directory for all (shared storage)
-        server.start()
-        return server
+        self.cluster = Cluster(("a", "b", "c"), LEASE, "cluster", workflows={"wf.js": WORKFLOW},
+                               cluster_name="test")
+        self.nodes = self.cluster.nodes
+        self.pg = self.cluster.pg
+        self.leader = self.cluster.leader
+        self.standby = self.cluster.standby
 
     def tearDown(self):
-        for server in self.nodes.values():
-            server.close()
-        self.pg.close()
-        shutil.rmtree(self.shared, ignore_errors=True)
-
-    def leader(self, among=None, other_than=None):
-        """The node every live node agrees leads (bounded poll)."""
-        among = among or list(self.nodes)
-
-        def agreed():
-            views = [cluster_of(self.nodes[n]) for n in among]
-            if any(v is None or v["leader"] is None for v in views):
-                return None
-            ids = {v["leader"]["id"] for v in views}
-            if len(ids) != 1 or ids == {other_than}:
-                return None
-            return views[0]["leader"]
-        return poll(agreed, "the nodes to agree on a leader", timeout=LEASE + 10)
-
-    def standby(self, leader_id):
-        return next(n for n in self.nodes if n != leader_id)
+        self.cluster.close()
 
     def test_one_leader_standbys_forward_and_serve_reads(self):
         leader = self.leader()
@@ -139,11 +88,8 @@ class ThreeNodeClusterTest(unittest.TestCase):
 
     def test_kill_9_of_the_leader_hands_over_with_a_higher_epoch(self):
         first = self.leader()
-        killed = self.nodes.pop(first["id"])
         started = time.monotonic()
-        killed.process.send_signal(signal.SIGKILL)
-        killed.process.wait()
-        killed.close()
+        self.cluster.kill(first["id"]).close()
         second = self.leader(other_than=first["id"])
         took = time.monotonic() - started
         self.assertNotEqual(second["id"], first["id"])
@@ -199,30 +145,17 @@ class UnsharedJobsDirectoryTest(unittest.TestCase):
     node with its own --jobs-dir) becomes FAILURE with a message naming the host it ran on."""
 
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        self.pg = pg_util.PrivatePostgres()
-        uri = self.pg.create_database("unshared")
-        workflow = WORKFLOW.replace('celos.commandExternalService("true")',
-                                    'celos.commandExternalService("sleep 20")')
-        self.nodes = {}
-        for name in ("a", "b"):  # each node keeps jobs under its own --db
-            self.nodes[name] = CelosServer(
-                workflows={"wf.js": workflow},
-                args=["--state-db", uri, "--node-id", name, "--lease-seconds", str(LEASE)])
+        workflow = hourly_workflow("sleep 20")
+        # each node keeps jobs under its own --db
+        self.cluster = Cluster(("a", "b"), LEASE, "unshared", workflows={"wf.js": workflow},
+                               shared_jobs=False)
+        self.nodes = self.cluster.nodes
 
     def tearDown(self):
-        for server in self.nodes.values():
-            server.close()
-        self.pg.close()
+        self.cluster.close()
 
     def leader_id(self, other_than=None):
-        def agreed():
-            view = cluster_of(next(iter(self.nodes.values())))
-            leader = view and view["leader"]
-            return leader["id"] if leader and leader["id"] != other_than else None
-        return poll(agreed, "a leader", timeout=LEASE + 10)
+        return self.cluster.leader(other_than=other_than)["id"]
 
     def test_a_job_the_new_leader_cannot_see_fails_naming_its_host(self):
         first = self.leader_id()
@@ -232,9 +165,7 @@ class UnsharedJobsDirectoryTest(unittest.TestCase):
         slot = self.nodes[first].get("/slot-state?id=hourly&time=2015-09-14T00:00Z").json
         self.assertEqual(slot["status"], "RUNNING", slot)
         host = slot["externalID"].rsplit("@", 1)[1]
-        killed = self.nodes.pop(first)
-        killed.process.send_signal(signal.SIGKILL)
-        killed.process.wait()
+        killed = self.cluster.kill(first)
         second = self.leader_id(other_than=first)
         r = self.nodes[second].post("/scheduler?time=2015-09-14T00:31Z")
         self.assertEqual(r.status, 200, r)

@@ -9,21 +9,17 @@ import hashlib
 import http.client
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, ".."))
-from server_process import SERVER, CelosServer, poll  # noqa: E402
+from server_process import SERVER, CelosServer, WebhookReceiver, poll  # noqa: E402
 from test_server import workflow_js  # noqa: E402
-import pg_util  # noqa: E402
+from cluster_process import Cluster  # noqa: E402
 
 ADMIN = "a-secret-admin"
 ADMIN_HEADER = {"Authorization": "Bearer " + ADMIN}
@@ -173,37 +169,10 @@ class LargeAuditLogTest(unittest.TestCase):
         self.assertEqual([r["client"] for r in since.json["records"]], ["10.0.0.2"])
 
 
-class Receiver:
-    """Records the paths POSTed to it."""
-
-    def __init__(self):
-        self.paths = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
-                outer.paths.append(self.path)
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class LoopbackWebhookTest(unittest.TestCase):
     def test_webhooks_to_loopback_and_to_celos_itself_are_refused(self):
-        receiver = Receiver()
+        receiver = WebhookReceiver()
         self.addCleanup(receiver.close)
         server = CelosServer(start=False)
         self.addCleanup(server.close)
@@ -216,7 +185,7 @@ class LoopbackWebhookTest(unittest.TestCase):
         self.assertEqual(server.post("/kill?id=n&time=2015-09-13T05:00Z").status, 200)
         poll(lambda: metric(server, "celos_webhooks_refused_total") == 3,
              "three refused webhooks to be counted")
-        self.assertEqual(receiver.paths, [])
+        self.assertEqual(receiver.bodies(), [])
         self.assertEqual(server.get("/api/v1/maintenance").json["mode"], "off")
         with open(os.path.join(server.logs, "celos.log")) as f:
             log = f.read()
@@ -242,23 +211,10 @@ class TokensFileModeTest(unittest.TestCase):
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class ClusterAuditTest(unittest.TestCase):
     def test_a_mutation_audited_on_one_node_is_read_through_another(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        pg = pg_util.PrivatePostgres()
-        self.addCleanup(pg.close)
-        uri = pg.create_database("audit")
-        shared = tempfile.mkdtemp(prefix="celos-audit-jobs-")
-        self.addCleanup(shutil.rmtree, shared, True)
-        nodes = {}
-        for name in ("a", "b"):
-            node = CelosServer(workflows={"wf.js": workflow_js("wf")}, start=False,
-                               args=["--state-db", uri, "--node-id", name, "--lease-seconds", "3",
-                                     "--cluster-name", "audit"])
-            node.db_flag = shared
-            node.start()
-            self.addCleanup(node.close)
-            nodes[name] = node
+        cluster = Cluster(("a", "b"), 3, "audit", workflows={"wf.js": workflow_js("wf")},
+                          cluster_name="audit")
+        self.addCleanup(cluster.close)
+        nodes = cluster.nodes
         reply = poll(lambda: (lambda r: r if r.status == 200 else None)(
             nodes["a"].post("/api/v1/pause?id=wf&paused=true")), "a mutation through node a")
         self.assertEqual(reply.status, 200)

@@ -10,18 +10,15 @@ row and b's takeover waited for it as long as PostgreSQL kept the session (the w
 Polls are bounded; steps use explicit times."""
 
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
-from server_process import SERVER, CelosServer
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import pg_util  # noqa: E402
-from e2e_util import poll  # noqa: E402
+from cluster_process import Cluster, cluster_of, hourly_workflow
+from server_process import SERVER
+from e2e_util import poll  # noqa: E402 (put on the path by cluster_process)
 from tcp_proxy import TcpProxy  # noqa: E402
 
 LEASE = 4  # seconds
@@ -29,66 +26,32 @@ LEASE = 4  # seconds
 # before issue 33 (for ever here: the proxy keeps the session open).
 BOUND = LEASE + 25
 
-WORKFLOW = """
-celos.defineWorkflow({
-    "id": "hourly",
-    "schedule": celos.hourlySchedule(),
-    "schedulingStrategy": celos.serialSchedulingStrategy(100),
-    "trigger": celos.alwaysTrigger(),
-    "externalService": celos.commandExternalService(
-        "echo $CELOS_SLOT_TIME >> %s"),
-    "startTime": "2015-09-14T00:00Z"
-});
-"""
-
-
-def cluster_of(server):
-    try:
-        r = server.get("/api/v1/cluster", timeout=3)
-    except OSError:
-        return None
-    return r.json if r.status == 200 else None
-
-
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class LeaderCutOffMidWriteTest(unittest.TestCase):
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        self.pg = pg_util.PrivatePostgres()
-        self.uri = self.pg.create_database("failover")
+        self.cluster = Cluster(lease=LEASE, database="failover", cluster_name="test")
+        self.nodes = self.cluster.nodes
+        self.pg = self.cluster.pg
         self.proxy = TcpProxy(("127.0.0.1", self.pg.port))
-        self.shared = tempfile.mkdtemp(prefix="celos-failover-jobs-")
-        self.runs = os.path.join(self.shared, "runs.txt")
-        self.nodes = {}
+        self.runs = os.path.join(self.cluster.shared, "runs.txt")  # one jobs directory for both
+        self.cluster.workflows = {
+            "wf.js": hourly_workflow("echo $CELOS_SLOT_TIME >> " + self.runs)}
         self.stopped = None
         # a first, alone: it becomes the leader; then b, a standby.
-        self.nodes["a"] = self.start_node("a", self.uri.replace(":%d/" % self.pg.port,
-                                                                 ":%d/" % self.proxy.port))
+        self.cluster.start_node("a", self.cluster.uri.replace(":%d/" % self.pg.port,
+                                                              ":%d/" % self.proxy.port))
         poll(lambda: (cluster_of(self.nodes["a"]) or {}).get("self", {}).get("role") == "leader",
              "node a to lead", timeout=LEASE + 15)
-        self.nodes["b"] = self.start_node("b", self.uri)
+        self.cluster.start_node("b")
         poll(lambda: ((cluster_of(self.nodes["b"]) or {}).get("leader") or {}).get("id") == "a",
              "node b to see a lead", timeout=LEASE + 15)
-
-    def start_node(self, name, uri):
-        server = CelosServer(workflows={"wf.js": WORKFLOW % self.runs}, start=False,
-                             args=["--state-db", uri, "--node-id", name,
-                                   "--lease-seconds", str(LEASE), "--cluster-name", "test"])
-        server.db_flag = self.shared  # one jobs directory for both (shared storage)
-        server.start()
-        return server
 
     def tearDown(self):
         if self.stopped is not None and self.stopped.poll() is None:
             self.stopped.send_signal(signal.SIGCONT)
         self.proxy.release()
-        for server in self.nodes.values():
-            server.close()
+        self.cluster.close()
         self.proxy.close()
-        self.pg.close()
-        shutil.rmtree(self.shared, ignore_errors=True)
 
     def step_in_background(self, server, time_text):
         """A step of `server` that will hang (its database is cut off): the client gives up."""

@@ -10,19 +10,17 @@ stops. The output must be whole at the end and the job must have run once."""
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_process import SERVER, CelosServer  # noqa: E402
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import pg_util  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also run by bench/hardening
+from cluster_process import Cluster, leader_of  # noqa: E402
+from server_process import SERVER  # noqa: E402
+import pg_util  # noqa: E402 (put on the path by cluster_process)
 from e2e_util import poll  # noqa: E402
 
 LEASE = 3
@@ -51,36 +49,19 @@ celos.defineWorkflow({
 """
 
 
-def leader_of(server):
-    r = server.get("/api/v1/cluster", timeout=5)
-    if r.status != 200 or not r.json["leader"]:
-        return None
-    return r.json["leader"]["id"]
-
-
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class FrozenLeaderTest(unittest.TestCase):
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        self.pg = pg_util.PrivatePostgres()
-        self.uri = self.pg.create_database("fence")
-        self.shared = tempfile.mkdtemp(prefix="celos-fence-")
-        self.data = os.path.join(self.shared, "data")
+        self.cluster = Cluster(lease=LEASE, database="fence")  # one jobs directory: shared
+        self.nodes = self.cluster.nodes
+        self.pg = self.cluster.pg
+        self.data = os.path.join(self.cluster.shared, "data")
         os.makedirs(self.data)
         self.out = os.path.join(self.data, "out", "20150914", "00")
         command = JOB % {"d": self.data, "out": self.out}
-        self.nodes = {}
-        for name in ("a", "b"):
-            server = CelosServer(workflows={"wf.js": WORKFLOW % json.dumps(command)},
-                                 defaults={"datasets.js": DATASETS % {"d": self.data}},
-                                 start=False,
-                                 args=["--state-db", self.uri, "--node-id", name,
-                                       "--lease-seconds", str(LEASE)])
-            server.db_flag = self.shared  # one jobs directory (shared storage)
-            server.start()
-            self.nodes[name] = server
+        self.cluster.workflows = {"wf.js": WORKFLOW % json.dumps(command)}
+        self.cluster.defaults = {"datasets.js": DATASETS % {"d": self.data}}
+        self.cluster.start(("a", "b"))
         self.locker = None
 
     def tearDown(self):
@@ -91,10 +72,7 @@ class FrozenLeaderTest(unittest.TestCase):
                 server.process.send_signal(signal.SIGCONT)
         with open(os.path.join(self.data, "go"), "w"):
             pass
-        for server in self.nodes.values():
-            server.close()
-        self.pg.close()
-        shutil.rmtree(self.shared, ignore_errors=True)
+        self.cluster.close()
 
     def sql(self, statement):
         return self.pg.psql("fence", statement)

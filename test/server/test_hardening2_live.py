@@ -15,37 +15,19 @@ is a bounded poll. Stepping uses explicit times."""
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 import unittest
 
+from cluster_process import Cluster, cluster_of, hourly_workflow
 from server_process import SERVER, CelosServer
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import pg_util  # noqa: E402
+import pg_util  # noqa: E402 (put on the path by cluster_process)
 from e2e_util import poll  # noqa: E402
 
-WORKFLOW = """
-celos.defineWorkflow({
-    "id": "hourly",
-    "schedule": celos.hourlySchedule(),
-    "schedulingStrategy": celos.serialSchedulingStrategy(100),
-    "trigger": celos.alwaysTrigger(),
-    "externalService": celos.commandExternalService("true"),
-    "startTime": "2015-09-14T00:00Z"
-});
-"""
+WORKFLOW = hourly_workflow()
 
 # /health/live answers in milliseconds; the old server took 29-40 s during an outage.
 LIVE_BOUND = 5.0
-
-
-def cluster_of(server):
-    try:
-        r = server.get("/api/v1/cluster", timeout=5)
-    except OSError:
-        return None
-    return r.json if r.status == 200 else None
 
 
 def timed(call):
@@ -58,38 +40,14 @@ def timed(call):
     return time.monotonic() - started, reply
 
 
-class Cluster:
-    """Nodes of one cluster on a private PostgreSQL."""
+class LiveCluster(Cluster):
+    """Nodes of one cluster, each with its own jobs directory, and what they audited."""
 
-    def __init__(self, test, names, lease, io_timeout=None, extra=()):
+    def __init__(self, test, names, lease, io_timeout=None):
+        super().__init__(names, lease, "live", workflows={"wf.js": WORKFLOW},
+                         cluster_name="live", shared_jobs=False,
+                         args=["--io-timeout", str(io_timeout)] if io_timeout else [])
         self.test = test
-        self.pg = pg_util.PrivatePostgres()
-        self.uri = self.pg.create_database("live")
-        self.lease = lease
-        self.args = ["--state-db", self.uri, "--lease-seconds", str(lease),
-                     "--cluster-name", "live"] + list(extra)
-        if io_timeout:
-            self.args += ["--io-timeout", str(io_timeout)]
-        self.nodes = {}
-        for name in names:
-            self.nodes[name] = CelosServer(workflows={"wf.js": WORKFLOW},
-                                           args=self.args + ["--node-id", name])
-
-    def close(self):
-        for server in self.nodes.values():
-            server.close()
-        self.pg.close()
-
-    def leader(self, other_than=None):
-        def agreed():
-            views = [cluster_of(s) for s in self.nodes.values()]
-            if any(v is None or v["leader"] is None for v in views):
-                return None
-            ids = {v["leader"]["id"] for v in views}
-            if len(ids) != 1 or ids == {other_than}:
-                return None
-            return views[0]["leader"]
-        return poll(agreed, "the nodes to agree on a leader", timeout=self.lease + 15)
 
     def audit(self, name, path):
         """The audit records node `name` wrote for `path`, oldest first (GET /api/v1/audit on
@@ -149,10 +107,7 @@ class Poster(threading.Thread):
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class DatabaseDownTest(unittest.TestCase):
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        self.cluster = Cluster(self, ("a", "b", "c"), lease=3)
+        self.cluster = LiveCluster(self, ("a", "b", "c"), lease=3)
 
     def tearDown(self):
         self.cluster.close()
@@ -195,11 +150,8 @@ class RestartInsideTheLeaseTest(unittest.TestCase):
     IO_TIMEOUT = 6
 
     def setUp(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
         # A long lease, so that the restarted node comes back while the lease names it.
-        self.cluster = Cluster(self, ("a", "b"), lease=20, io_timeout=self.IO_TIMEOUT)
+        self.cluster = LiveCluster(self, ("a", "b"), lease=20, io_timeout=self.IO_TIMEOUT)
 
     def tearDown(self):
         self.cluster.close()
@@ -244,10 +196,7 @@ class RestartInsideTheLeaseTest(unittest.TestCase):
 @unittest.skipUnless(os.path.exists(SERVER), "celos-server is not built")
 class ForgedForwardTest(unittest.TestCase):
     def test_a_forged_forward_to_the_leader_is_refused_and_audited(self):
-        why_not = pg_util.available()
-        if why_not:
-            self.skipTest(why_not)
-        c = Cluster(self, ("a", "b"), lease=3)
+        c = LiveCluster(self, ("a", "b"), lease=3)
         try:
             leader = c.leader()
             standby = "b" if leader["id"] == "a" else "a"

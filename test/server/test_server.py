@@ -12,7 +12,7 @@ import unittest
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_process import SERVER, CelosServer, GatedWebHdfs, poll  # noqa: E402
+from server_process import SERVER, CelosServer, GatedWebHdfs, ServerPerTest, poll  # noqa: E402
 
 
 def workflow_js(wid, command="echo hi > out-${hour}", start="2015-09-13T00:00Z",
@@ -220,19 +220,8 @@ class ApiTest(unittest.TestCase):
         self.assertRegex(logs, r"GET /workflow-list 200 [0-9.]+ms")
 
 
-class StoryTest(unittest.TestCase):
+class StoryTest(ServerPerTest):
     """A server per test: state changes."""
-
-    def setUp(self):
-        self.server = None
-
-    def tearDown(self):
-        if self.server:
-            self.server.close()
-
-    def start(self, workflows, **kw):
-        self.server = CelosServer(workflows=workflows, **kw)
-        return self.server
 
     def step(self, time=STORY_TIME, ids=None):
         target = "/scheduler?time=" + time + ("&ids=" + ids if ids else "")
