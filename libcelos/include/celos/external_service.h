@@ -52,8 +52,8 @@ struct SubmitContext {
   std::map<std::string, std::string> env;
 };
 
-// Adding a virtual here? Forward it in the metrics decorator (io/instrumented.cc), which wraps
-// every service of celos-server; a default implementation would otherwise hide the override.
+// Adding a virtual here? Forward it in ExternalServiceWrapper (external_service_wrapper.h, checked
+// by model/wrapper_test.cc); a default implementation would otherwise hide the override.
 class ExternalService {
  public:
   virtual ~ExternalService() = default;

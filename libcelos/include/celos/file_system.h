@@ -1,5 +1,5 @@
-// File systems: the local disk, WebHDFS, SFTP and, in tests, memory (libcelos/testing).
-//
+// File systems: the local disk, WebHDFS, SFTP and, in tests, memory (libcelos/testing). Adding a
+// virtual? Forward it in FileSystemWrapper (file_system_wrapper.h, model/wrapper_test.cc).
 // Used by hdfsCheckTrigger (exists), by the file state database (everything) and by the deploy
 // tool (everything). Paths are absolute, `/`-separated. Failures of the outside world are
 // values. Implementations are safe to call from several threads unless they say otherwise.

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "celos/file_system_wrapper.h"
 #include "testing/fakes.h"
 
 namespace celos {
@@ -14,34 +15,37 @@ using testing::MemFileSystem;
 using Files = std::map<std::string, std::string>;
 
 // Passes calls through to a MemFileSystem and fails the n-th changing operation (a file of a
-// write_files batch, make_dirs, remove, rename), or every one from the n-th on when `down_from`.
-class FailingFileSystem : public FileSystem {
+// write_files or append_files batch, make_dirs, remove, rename), or every one from the n-th on
+// when `down_from`.
+class FailingFileSystem : public FileSystemWrapper {
  public:
   FailingFileSystem(std::shared_ptr<MemFileSystem> inner, int fail_at, bool down_from)
-      : inner_(std::move(inner)), fail_at_(fail_at), down_from_(down_from) {}
-  Result<bool> exists(const std::string& path) override { return inner_->exists(path); }
-  Result<std::string> read(const std::string& path) override { return inner_->read(path); }
+      : FileSystemWrapper(std::move(inner)), fail_at_(fail_at), down_from_(down_from) {}
   Result<void> write_files(const std::vector<FileWrite>& files) override {
     for (const FileWrite& f : files) {
       if (auto ok = tick("write " + f.path); !ok) return ok;
-      if (auto ok = inner_->write_files({f}); !ok) return ok;
+      if (auto ok = FileSystemWrapper::write_files({f}); !ok) return ok;
+    }
+    return {};
+  }
+  Result<void> append_files(const std::vector<FileWrite>& files) override {
+    for (const FileWrite& f : files) {
+      if (auto ok = tick("append " + f.path); !ok) return ok;
+      if (auto ok = FileSystemWrapper::append_files({f}); !ok) return ok;
     }
     return {};
   }
   Result<void> make_dirs(const std::string& path) override {
     if (auto ok = tick("mkdirs " + path); !ok) return ok;
-    return inner_->make_dirs(path);
+    return FileSystemWrapper::make_dirs(path);
   }
   Result<void> remove(const std::string& path) override {
     if (auto ok = tick("remove " + path); !ok) return ok;
-    return inner_->remove(path);
+    return FileSystemWrapper::remove(path);
   }
   Result<void> rename(const std::string& from, const std::string& to) override {
     if (auto ok = tick("rename " + from); !ok) return ok;
-    return inner_->rename(from, to);
-  }
-  Result<std::vector<FileStatus>> list(const std::string& directory) override {
-    return inner_->list(directory);
+    return FileSystemWrapper::rename(from, to);
   }
   int operations() const { return operations_; }
 
@@ -53,7 +57,6 @@ class FailingFileSystem : public FileSystem {
     }
     return {};
   }
-  std::shared_ptr<MemFileSystem> inner_;
   int fail_at_;
   bool down_from_;
   int operations_ = 0;

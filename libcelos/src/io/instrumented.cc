@@ -3,6 +3,8 @@
 #include <chrono>
 #include <map>
 
+#include "celos/external_service_wrapper.h"
+#include "celos/file_system_wrapper.h"
 #include "celos/metrics.h"
 
 namespace celos {
@@ -21,40 +23,33 @@ auto timed(Metrics& metrics, std::string_view service, std::string_view operatio
   return result;
 }
 
-class InstrumentedService final : public ExternalService {
+// Times the calls that reach the service; everything else (its endpoint and batching, which
+// the step groups and gates by) is the wrapped service's own, forwarded by the wrapper.
+class InstrumentedService final : public ExternalServiceWrapper {
  public:
   InstrumentedService(ExternalServicePtr inner, Metrics& metrics)
-      : inner_(std::move(inner)), metrics_(metrics), kind_(inner_->kind()) {}
+      : ExternalServiceWrapper(std::move(inner)), metrics_(metrics), kind_(kind()) {}
 
   Result<std::string> submit(const SlotId& slot) override {
-    return timed(metrics_, kind_, "submit", [&] { return inner_->submit(slot); });
+    return timed(metrics_, kind_, "submit", [&] { return target().submit(slot); });
   }
   Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
-    return timed(metrics_, kind_, "submit", [&] { return inner_->submit_with(slot, context); });
+    return timed(metrics_, kind_, "submit", [&] { return target().submit_with(slot, context); });
   }
   Result<void> start(const SlotId& slot, const std::string& id) override {
-    return timed(metrics_, kind_, "start", [&] { return inner_->start(slot, id); });
+    return timed(metrics_, kind_, "start", [&] { return target().start(slot, id); });
   }
   Result<ExternalStatus> status(const SlotId& slot, const std::string& id) override {
-    return timed(metrics_, kind_, "status", [&] { return inner_->status(slot, id); });
+    return timed(metrics_, kind_, "status", [&] { return target().status(slot, id); });
   }
   Result<void> kill(const SlotId& slot, const std::string& id) override {
-    return timed(metrics_, kind_, "kill", [&] { return inner_->kill(slot, id); });
+    return timed(metrics_, kind_, "kill", [&] { return target().kill(slot, id); });
   }
-  std::string describe() const override { return inner_->describe(); }
-  std::string_view kind() const override { return kind_; }
-  // Everything the step groups and gates by must be the inner service's: an instrumented
-  // service that answered "" for its endpoint would put every Oozie server in one group.
-  std::string endpoint() const override { return inner_->endpoint(); }
-  bool batches_status() const override { return inner_->batches_status(); }
-  bool batches_start() const override { return inner_->batches_start(); }
-  std::size_t status_batch_limit() const override { return inner_->status_batch_limit(); }
-
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
-    return batch("status", [&] { return inner_->status_many(jobs); });
+    return batch("status", [&] { return target().status_many(jobs); });
   }
   std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override {
-    return batch("start", [&] { return inner_->start_many(jobs); });
+    return batch("start", [&] { return target().start_many(jobs); });
   }
 
  private:
@@ -71,7 +66,6 @@ class InstrumentedService final : public ExternalService {
     return results;
   }
 
-  ExternalServicePtr inner_;
   Metrics& metrics_;
   std::string kind_;
 };
@@ -111,37 +105,20 @@ class InstrumentedSource final : public WorkflowSource {
   std::map<const ExternalService*, ExternalServicePtr> wrappers_;
 };
 
-class InstrumentedFileSystem final : public FileSystem {
+// Times exists() and remove(), the calls of SPEC §16's metrics; the rest is forwarded untimed.
+class InstrumentedFileSystem final : public FileSystemWrapper {
  public:
   InstrumentedFileSystem(std::shared_ptr<FileSystem> inner, Metrics& metrics, std::string service)
-      : inner_(std::move(inner)), metrics_(metrics), service_(std::move(service)) {}
+      : FileSystemWrapper(std::move(inner)), metrics_(metrics), service_(std::move(service)) {}
 
   Result<bool> exists(const std::string& path) override {
-    return timed(metrics_, service_, "exists", [&] { return inner_->exists(path); });
+    return timed(metrics_, service_, "exists", [&] { return target().exists(path); });
   }
   Result<void> remove(const std::string& path) override {
-    return timed(metrics_, service_, "delete", [&] { return inner_->remove(path); });
-  }
-  Result<std::string> read(const std::string& path) override { return inner_->read(path); }
-  Result<void> write_files(const std::vector<FileWrite>& files) override {
-    return inner_->write_files(files);
-  }
-  Result<void> make_dirs(const std::string& path) override { return inner_->make_dirs(path); }
-  Result<void> rename(const std::string& from, const std::string& to) override {
-    return inner_->rename(from, to);
-  }
-  Result<std::vector<FileStatus>> list(const std::string& directory) override {
-    return inner_->list(directory);
-  }
-  Result<FileStatus> file_status(const std::string& path) override {
-    return inner_->file_status(path);
-  }
-  Result<void> append_files(const std::vector<FileWrite>& files) override {
-    return inner_->append_files(files);
+    return timed(metrics_, service_, "delete", [&] { return target().remove(path); });
   }
 
  private:
-  std::shared_ptr<FileSystem> inner_;
   Metrics& metrics_;
   std::string service_;
 };

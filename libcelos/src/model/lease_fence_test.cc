@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "celos/dataset.h"
+#include "celos/file_system_wrapper.h"
 #include "celos/lease_guard.h"
 #include "celos/scheduler.h"
 #include "testing/scheduler_world.h"
@@ -29,28 +30,30 @@ class CommandLikeService : public FakeExternalService {
 
 // The file system celos sees: every change it makes is logged; the story's "jobs" write to the
 // file system underneath, unlogged.
-class RecordingFileSystem : public FileSystem {
+class RecordingFileSystem : public FileSystemWrapper {
  public:
-  explicit RecordingFileSystem(std::shared_ptr<MemFileSystem> fs) : fs_(std::move(fs)) {}
-  Result<bool> exists(const std::string& p) override { return fs_->exists(p); }
-  Result<std::string> read(const std::string& p) override { return fs_->read(p); }
+  explicit RecordingFileSystem(std::shared_ptr<MemFileSystem> fs)
+      : FileSystemWrapper(std::move(fs)) {}
   Result<void> write_files(const std::vector<FileWrite>& files) override {
     for (const FileWrite& f : files) log("write " + f.path);
-    return fs_->write_files(files);
+    return FileSystemWrapper::write_files(files);
+  }
+  Result<void> append_files(const std::vector<FileWrite>& files) override {
+    for (const FileWrite& f : files) log("append " + f.path);
+    return FileSystemWrapper::append_files(files);
   }
   Result<void> make_dirs(const std::string& p) override {
     log("mkdir " + p);
-    return fs_->make_dirs(p);
+    return FileSystemWrapper::make_dirs(p);
   }
   Result<void> remove(const std::string& p) override {
     log("remove " + p);
-    return fs_->remove(p);
+    return FileSystemWrapper::remove(p);
   }
   Result<void> rename(const std::string& from, const std::string& to) override {
     log("rename " + from + " " + to);
-    return fs_->rename(from, to);
+    return FileSystemWrapper::rename(from, to);
   }
-  Result<std::vector<FileStatus>> list(const std::string& d) override { return fs_->list(d); }
   std::vector<std::string> changes() const {
     std::lock_guard lock(mutex_);
     return changes_;
@@ -61,7 +64,6 @@ class RecordingFileSystem : public FileSystem {
     std::lock_guard lock(mutex_);
     changes_.push_back(std::move(change));
   }
-  std::shared_ptr<MemFileSystem> fs_;
   mutable std::mutex mutex_;
   std::vector<std::string> changes_;
 };
