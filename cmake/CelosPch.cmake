@@ -1,0 +1,47 @@
+# Precompiled headers (issue 24, cold CI time; numbers in bench/README.md). Nearly every file of
+# libcelos includes the standard library (GCC 12's <chrono> alone is 46k lines in C++20), fmt
+# and tl::expected; a third include spdlog and Boost.JSON; every test file includes Catch2.
+# Parsing them once per target instead of once per file is most of the saving. Beast and Asio
+# are left out: two files include them, and a precompiled header is not shared across targets.
+#
+# ccache: a GCC .gch is not byte-for-byte reproducible, so ccache keys on its hash and needs
+# `sloppiness=pch_defines,time_macros` (set below for a ccache launcher, as the presets use).
+# The .gch itself is compiled through ccache too: a hit restores the same bytes, and then every
+# file that uses it hits as well.
+option(CELOS_PCH "Precompile the headers most files of libcelos and its tests include" ON)
+
+set(CELOS_PCH_HEADERS
+  <algorithm> <atomic> <chrono> <cstdint> <filesystem> <functional> <map> <memory> <mutex>
+  <optional> <set> <string> <string_view> <thread> <utility> <vector>
+  <fmt/format.h> <tl/expected.hpp> <spdlog/spdlog.h> <boost/json.hpp>)
+
+# celos_target_pch(target [TEST]): the library's headers; TEST adds Catch2 and shares one
+# precompiled header between every test binary (they are all made by celos_add_test, with the
+# same flags; -Winvalid-pch, which CMake adds, and -Werror would stop a build that could not
+# use it).
+function(celos_target_pch target)
+  # GCC only: CMake 3.25 builds clang's .pch without -fno-pch-timestamp, so a .pch that ccache
+  # restores into a fresh build tree would be refused (the fuzz preset keeps compiling without).
+  if(NOT CELOS_PCH OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    return()
+  endif()
+  if(NOT "${ARGN}" STREQUAL "TEST")
+    target_precompile_headers(${target} PRIVATE ${CELOS_PCH_HEADERS})
+    return()
+  endif()
+  get_property(owner GLOBAL PROPERTY CELOS_TEST_PCH_OWNER)
+  if(owner)
+    target_precompile_headers(${target} REUSE_FROM ${owner})
+  else()
+    target_precompile_headers(${target} PRIVATE ${CELOS_PCH_HEADERS} <catch2/catch.hpp>)
+    set_property(GLOBAL PROPERTY CELOS_TEST_PCH_OWNER ${target})
+  endif()
+endfunction()
+
+# ccache caches a file compiled with a precompiled header only with this sloppiness; the .gch's
+# own hash is still part of the key.
+if(CELOS_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU"
+   AND CMAKE_CXX_COMPILER_LAUNCHER MATCHES "ccache$")
+  set(CMAKE_CXX_COMPILER_LAUNCHER env CCACHE_SLOPPINESS=pch_defines,time_macros
+    ${CMAKE_CXX_COMPILER_LAUNCHER})
+endif()
