@@ -1,4 +1,4 @@
-#include "celos/retry_backoff.h"
+#include "model/retry_backoff.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Retry back-off: the delay formula and the step's behaviour at explicit times.
 #include <catch2/catch.hpp>
 
-#include "celos/retry_backoff.h"
+#include "model/retry_backoff.h"
 #include "celos/scheduler.h"
 #include "testing/fakes.h"
 

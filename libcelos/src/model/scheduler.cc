@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "celos/retry_backoff.h"
+#include "model/retry_backoff.h"
 #include "model/dataset_step.h"
 #include "model/step.h"
 #include "model/step_context.h"

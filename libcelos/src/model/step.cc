@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "celos/retry_backoff.h"
+#include "model/retry_backoff.h"
 #include "model/step_phases.h"
 
 namespace celos::detail {
@@ -280,7 +280,7 @@ void Step::finish_report() {
 SlotState failed_attempt(const Workflow& workflow, const SlotState& slot, std::string message,
                          Time now) {
   SlotState next = slot.retry_count < workflow.max_retry_count
-                       ? retry_with_backoff(slot, workflow, now).value()  // celos/retry_backoff.h
+                       ? retry_with_backoff(slot, workflow, now).value()  // model/retry_backoff.h
                        : slot.failure().value();
   next.message = std::move(message);
   return next;

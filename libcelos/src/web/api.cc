@@ -1,7 +1,7 @@
 // The dispatcher: finds the route, checks the method and runs the handler (serialized for
 // mutating routes). The handlers of the §6 routes are in api_handlers.cc.
 #include "celos/api.h"
-#include "celos/operator_api.h"
+#include "web/operator_api.h"
 
 #include <exception>
 #include <set>

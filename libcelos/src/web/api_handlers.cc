@@ -9,7 +9,7 @@
 
 #include "api_params.h"
 #include "celos/api.h"
-#include "celos/operator_api.h"
+#include "web/operator_api.h"
 #include "slot_json.h"
 
 namespace celos {

@@ -1,4 +1,4 @@
-#include "celos/operator_api.h"
+#include "web/operator_api.h"
 
 #include <charconv>
 
