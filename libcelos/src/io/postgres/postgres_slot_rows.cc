@@ -1,10 +1,12 @@
-// Writing slot states to PostgreSQL (celos_slots), for the state database and --import-db: a
+// Slot states in PostgreSQL (celos_slots): read back from rows, and written, for the state
+// database and --import-db: a
 // small batch as multi-row INSERT … SELECT FROM unnest(arrays) … ON CONFLICT statements, a large
 // one (a first step: 168,000 states) through COPY into a temporary table and one upsert from it;
 // and slot history entries.
 #include <algorithm>
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
@@ -157,6 +159,48 @@ Result<std::size_t> delete_old_history_rows(PGconn* c, Time before) {
     return tl::unexpected(committed.error());
   }
   return deleted;
+}
+
+Result<Time> time_from_ms(const std::optional<std::string>& text) {
+if (!text) return fail("NULL time", ErrorCode::kCorrupt);
+return Time{std::chrono::milliseconds(std::stoll(*text))};
+}
+
+Result<std::vector<SlotState>> rows_to_states(PGresult* r) {
+  std::vector<SlotState> out;
+  const int rows = PQntuples(r);
+  out.reserve(static_cast<std::size_t>(rows));
+  for (int i = 0; i < rows; ++i) {
+    auto s = row_to_state(r, i);
+    if (!s) return tl::unexpected(s.error());
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+Result<SlotState> row_to_state(PGresult* r, int row) {
+  const std::string workflow = pg::field(r, row, 0).value_or("");
+  auto t = time_from_ms(pg::field(r, row, 1));
+  if (!t) return tl::unexpected(t.error());
+  const SlotId id{workflow, *t};
+  auto status = parse_slot_status(pg::field(r, row, 2).value_or(""));
+  if (!status) {
+    return fail(fmt::format("corrupt slot row {}: {}", to_string(id), status.error().message),
+                ErrorCode::kCorrupt);
+  }
+  SlotState s = SlotState::of(id, *status, pg::field(r, row, 3),
+                              std::stoi(pg::field(r, row, 4).value_or("0")));
+  s.message = pg::field(r, row, 5);
+  if (auto retry_at = pg::field(r, row, 6)) s.retry_at = Time{std::chrono::milliseconds(std::stoll(*retry_at))};
+  if (auto consumed = pg::field(r, row, 7)) {
+    auto parsed = slot_state_from_json(id, "{\"status\":\"WAITING\",\"consumed\":" + *consumed + "}");
+    if (!parsed) {
+      return fail(fmt::format("corrupt slot row {}: {}", to_string(id), parsed.error().message),
+                  ErrorCode::kCorrupt);
+    }
+    s.consumed = parsed->consumed;
+  }
+  return s;
 }
 
 }  // namespace celos

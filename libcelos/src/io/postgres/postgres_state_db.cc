@@ -9,6 +9,9 @@
 // cannot write, and no lock on the lease row ever waits for the node: a leader cut off or frozen
 // in the middle of a write cannot hold up the next leader's takeover (issue 33).
 //
+// Reading slot rows is in postgres_slot_rows.cc beside writing them; the lease check of a fenced
+// write in postgres_fence.cc.
+//
 // The leader keeps what a step reads in a SlotCache (io/postgres/slot_cache.h), loaded by prefetch() in
 // three queries and kept up to date by its own writes: a steady step of 1,000 workflows makes
 // no slot query at all. Writes are serialized in this process so that the cache sees them in
@@ -33,11 +36,6 @@ namespace celos {
 namespace {
 
 constexpr std::size_t kPrefetchWorkflows = 1'000;  // workflows per prefetch query
-
-Result<Time> time_from_ms(const std::optional<std::string>& text) {
-  if (!text) return fail("NULL time", ErrorCode::kCorrupt);
-  return Time{std::chrono::milliseconds(std::stoll(*text))};
-}
 
 
 class PostgresStateDatabase final : public StateDatabase {
@@ -69,7 +67,7 @@ class PostgresStateDatabase final : public StateDatabase {
   Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
     if (auto cached = cache_.slot(cache_owner(), id)) return std::move(*cached);
     return with_conn([&](PGconn* c) -> Result<std::optional<SlotState>> {
-      auto r = pg::exec(c, std::string(kSelectSlot) + " WHERE workflow = $1 AND slot_time = $2",
+      auto r = pg::exec(c, std::string(kSelectSlotRows) + " WHERE workflow = $1 AND slot_time = $2",
                         {id.workflow, format_time(id.time)});
       if (!r) return tl::unexpected(r.error());
       if (PQntuples(r->get()) == 0) return std::optional<SlotState>{};
@@ -86,7 +84,7 @@ class PostgresStateDatabase final : public StateDatabase {
       std::vector<SlotState> out;
       if (end <= start) return out;
       auto r = pg::exec(c,
-                        std::string(kSelectSlot) +
+                        std::string(kSelectSlotRows) +
                             " WHERE workflow = $1 AND slot_time >= $2 AND slot_time < $3"
                             " ORDER BY slot_time",
                         {std::string(workflow), format_time(start), format_time(end)});
@@ -166,7 +164,7 @@ class PostgresStateDatabase final : public StateDatabase {
                                std::min(kPrefetchWorkflows, missing.workflows.size() - i)));
         std::vector<pg::Param> ids(some.begin(), some.end());
         auto r = pg::exec(c,
-                          std::string(kSelectSlot) +
+                          std::string(kSelectSlotRows) +
                               " WHERE workflow = ANY($1::text[]) AND slot_time >= $2",
                           {pg::array_literal(ids), format_time(start)});
         if (!r) return tl::unexpected(r.error());
@@ -344,48 +342,6 @@ class PostgresStateDatabase final : public StateDatabase {
   }
 
  private:
-  static constexpr const char* kSelectSlot =
-      "SELECT workflow, (extract(epoch FROM slot_time) * 1000)::bigint, status, external_id, "
-      "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text "
-      "FROM celos_slots";
-
-  static Result<std::vector<SlotState>> rows_to_states(PGresult* r) {
-    std::vector<SlotState> out;
-    const int rows = PQntuples(r);
-    out.reserve(static_cast<std::size_t>(rows));
-    for (int i = 0; i < rows; ++i) {
-      auto s = row_to_state(r, i);
-      if (!s) return tl::unexpected(s.error());
-      out.push_back(std::move(*s));
-    }
-    return out;
-  }
-
-  static Result<SlotState> row_to_state(PGresult* r, int row) {
-    const std::string workflow = pg::field(r, row, 0).value_or("");
-    auto t = time_from_ms(pg::field(r, row, 1));
-    if (!t) return tl::unexpected(t.error());
-    const SlotId id{workflow, *t};
-    auto status = parse_slot_status(pg::field(r, row, 2).value_or(""));
-    if (!status) {
-      return fail(fmt::format("corrupt slot row {}: {}", to_string(id), status.error().message),
-                  ErrorCode::kCorrupt);
-    }
-    SlotState s = SlotState::of(id, *status, pg::field(r, row, 3),
-                                std::stoi(pg::field(r, row, 4).value_or("0")));
-    s.message = pg::field(r, row, 5);
-    if (auto retry_at = pg::field(r, row, 6)) s.retry_at = Time{std::chrono::milliseconds(std::stoll(*retry_at))};
-    if (auto consumed = pg::field(r, row, 7)) {
-      auto parsed = slot_state_from_json(id, "{\"status\":\"WAITING\",\"consumed\":" + *consumed + "}");
-      if (!parsed) {
-        return fail(fmt::format("corrupt slot row {}: {}", to_string(id), parsed.error().message),
-                    ErrorCode::kCorrupt);
-      }
-      s.consumed = parsed->consumed;
-    }
-    return s;
-  }
-
   // Runs `f` on a pooled connection (connecting and migrating first when needed).
   template <class F>
   auto with_conn(F f) -> decltype(f(static_cast<PGconn*>(nullptr))) {
@@ -433,57 +389,6 @@ class PostgresStateDatabase final : public StateDatabase {
     auto holder = fence_->get();
     if (!holder) return std::nullopt;
     return holder->epoch;
-  }
-
-  // Sends `statement` (BEGIN or COMMIT) in one message with the lease check of `holder` (none:
-  // an unfenced database, the statement alone). The check divides by the number of lease rows
-  // naming this node's epoch as current, so a lost lease is an error (division by zero, 22012)
-  // that aborts the transaction: after an error, the rest of a message is not run, COMMIT
-  // included.
-  //
-  // Why the check before COMMIT is atomic with the commit against a concurrent takeover,
-  // although no lock is held while the write runs (SPEC §11, §16):
-  // - `locked`: the check takes FOR SHARE on the lease row, and the takeover's (and renewal's)
-  //   UPDATE needs an exclusive lock on it; the two wait for each other.
-  //   - A takeover that committed before the check: the check reads the newest row version (READ
-  //     COMMITTED: a fresh snapshot per statement), the epoch differs, the write is refused.
-  //   - A takeover in flight (row locked, not committed): the check waits for it and then
-  //     re-reads the updated row (PostgreSQL re-checks the WHERE of a locking read against the
-  //     newest version): refused; if the takeover rolled back, the old row still holds.
-  //   - The check first: the takeover waits until our COMMIT is done, so the new leader, which
-  //     reads only after its takeover committed, sees this write.
-  // - The lock lives only while the server runs this one message, which it has received whole
-  //   before it runs any of it (the simple query protocol): nothing the client does or fails to
-  //   do (a partition, SIGSTOP) can stretch it. The lock FOR SHARE at the start of every write
-  //   (before issue 33) was held until COMMIT, and a leader cut off before COMMIT kept every
-  //   other node's takeover waiting as long as PostgreSQL kept its session.
-  // The row locks of the write itself (slots) are released when the server ends a session idle
-  // in its transaction (pg::SessionLimits: half the lease). Under a stricter default isolation
-  // (REPEATABLE READ) a takeover after the snapshot makes the locking read fail with a
-  // serialization error instead: refused all the same.
-  Result<void> run_fenced(PGconn* c, const char* statement,
-                          const std::optional<WriteFence::Holder>& holder, bool locked) {
-    if (!holder) {
-      auto r = pg::exec(c, statement);
-      if (!r) return tl::unexpected(r.error());
-      return {};
-    }
-    const std::string check = fmt::format(
-        "SELECT 1 / count(*) FROM (SELECT 1 FROM celos_lease WHERE cluster = {} AND holder = {} "
-        "AND epoch = {} AND expires > statement_timestamp(){}) AS held",
-        pg::literal(c, holder->cluster), pg::literal(c, holder->node_id), holder->epoch,
-        locked ? " FOR SHARE" : "");
-    const std::string sql = locked ? check + "; " + statement : std::string(statement) + "; " + check;
-    pg::ResultPtr r(PQexec(c, sql.c_str()));
-    const ExecStatusType status = PQresultStatus(r.get());
-    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
-    if (pg::sqlstate(r.get()) == "22012") {
-      return fail(fmt::format("this node lost the cluster lease (epoch {}): write refused",
-                              holder->epoch));
-    }
-    std::string message = PQresultErrorMessage(r.get());
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-    return fail(fmt::format("state database at {}: {}", pg::describe(c), message));
   }
 
   pg::Pool pool_;
