@@ -107,11 +107,15 @@ class Cluster:
 
     def tick(self):
         store = self.store
+        by_owner = {}  # one pass over the pods, not one per Job (10,000 Jobs in the benchmarks)
+        for key, pod in store.objects["pods"].items():
+            for owner in pod["metadata"].get("ownerReferences", []):
+                by_owner.setdefault(owner["uid"], {})[key] = pod
         for key, job in list(store.objects["jobs"].items()):
             if job["metadata"].get("deletionTimestamp"):
                 self.finish_foreground(key, job)
-            elif not finished(job):
-                self.reconcile(job)
+            elif not finished(job) and not self.settled(job, by_owner):
+                self.reconcile(job, by_owner.get(job["metadata"]["uid"], {}))
         live = {j["metadata"]["uid"] for j in store.objects["jobs"].values()}
         for key, pod in list(store.objects["pods"].items()):
             owners = [o["uid"] for o in pod["metadata"].get("ownerReferences", [])]
@@ -125,11 +129,20 @@ class Cluster:
         return {k: p for k, p in self.store.objects["pods"].items()
                 if any(o["uid"] == uid for o in p["metadata"].get("ownerReferences", []))}
 
-    def reconcile(self, job):
-        """The Job controller's step for one Job; stores it when its status changed."""
+    @staticmethod
+    def settled(job, by_owner):
+        """A suspended Job already marked so, without pods: nothing to do (kept cheap, as
+        thousands of them wait in the benchmarks)."""
+        return (job["spec"].get("suspend") and job["metadata"]["uid"] not in by_owner
+                and job["status"].get("active") == 0 and any(
+                    c["type"] == "Suspended" and c["status"] == "True"
+                    for c in job["status"].get("conditions", [])))
+
+    def reconcile(self, job, pods):
+        """The Job controller's step for one Job and its pods; stores it when its status
+        changed."""
         status, spec = job["status"], job["spec"]
         before = repr(status)
-        pods = self.pods_of(job)
         active = {k: p for k, p in pods.items() if p["status"]["phase"] in ("Pending", "Running")}
         if spec.get("suspend"):
             for key in active:
