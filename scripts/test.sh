@@ -61,12 +61,18 @@ fuzz() {  # every fuzzer for CELOS_FUZZ_SECONDS on a copy of its seed corpus
   rm -rf "$work"
 }
 
+timed() {  # timed NAME COMMAND...: runs COMMAND and says how long it took (CI time, issue 24)
+  local start=$SECONDS
+  "${@:2}"
+  echo "test.sh: $1 took $((SECONDS - start)) s" >&2
+}
+
 case "$what" in
   all)
-    full dev
-    unit asan
-    unit tsan
-    fuzz
+    timed "dev (build, unit and e2e tests)" full dev
+    timed "asan (unit tests)" unit asan
+    timed "tsan (unit tests)" unit tsan
+    timed "fuzz (build, ${CELOS_FUZZ_SECONDS:-20} s per fuzzer)" fuzz
     ;;
   fuzz) fuzz ;;
   dev) full dev ;;
