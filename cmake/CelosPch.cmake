@@ -15,27 +15,34 @@ set(CELOS_PCH_HEADERS
   <optional> <set> <string> <string_view> <thread> <utility> <vector>
   <fmt/format.h> <tl/expected.hpp> <spdlog/spdlog.h> <boost/json.hpp>)
 
-# celos_target_pch(target [TEST]): the library's headers; TEST adds Catch2 and shares one
-# precompiled header between every test binary (they are all made by celos_add_test, with the
-# same flags; -Winvalid-pch, which CMake adds, and -Werror would stop a build that could not
-# use it).
+# celos_target_pch(target [TEST]): the library's headers; TEST reuses the tests' one (below).
 function(celos_target_pch target)
   # GCC only: CMake 3.25 builds clang's .pch without -fno-pch-timestamp, so a .pch that ccache
   # restores into a fresh build tree would be refused (the fuzz preset keeps compiling without).
   if(NOT CELOS_PCH OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     return()
   endif()
-  if(NOT "${ARGN}" STREQUAL "TEST")
+  if("${ARGN}" STREQUAL "TEST")
+    target_precompile_headers(${target} REUSE_FROM celos_test_pch)
+  else()
     target_precompile_headers(${target} PRIVATE ${CELOS_PCH_HEADERS})
+  endif()
+endfunction()
+
+# The tests' precompiled header (the library's headers and Catch2), one for every test binary:
+# owned by an object library of one empty file compiled as the tests are (celos_test_flags; -fPIE
+# as an executable), so that a test binary waits for this header only, not for another test
+# binary. A header built with other flags is refused by -Winvalid-pch (CMake adds it), an error
+# with -Werror.
+function(celos_add_test_pch_owner)
+  if(NOT CELOS_PCH OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     return()
   endif()
-  get_property(owner GLOBAL PROPERTY CELOS_TEST_PCH_OWNER)
-  if(owner)
-    target_precompile_headers(${target} REUSE_FROM ${owner})
-  else()
-    target_precompile_headers(${target} PRIVATE ${CELOS_PCH_HEADERS} <catch2/catch.hpp>)
-    set_property(GLOBAL PROPERTY CELOS_TEST_PCH_OWNER ${target})
-  endif()
+  add_library(celos_test_pch OBJECT ${PROJECT_SOURCE_DIR}/libcelos/testing/test_pch.cc)
+  set_target_properties(celos_test_pch PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+  target_compile_options(celos_test_pch PRIVATE -fPIE)
+  celos_test_flags(celos_test_pch)
+  target_precompile_headers(celos_test_pch PRIVATE ${CELOS_PCH_HEADERS} <catch2/catch.hpp>)
 endfunction()
 
 # ccache caches a file compiled with a precompiled header only with this sloppiness; the .gch's
