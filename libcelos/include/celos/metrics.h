@@ -3,8 +3,8 @@
 // request path and the step never wait for a scrape or for each other.
 //
 // Fed by: the scheduler (Metrics is a SchedulerListener: steps, slot counts), the API's HTTP
-// handler (requests by status code), the instrumenting decorators below (external calls and
-// file system checks), the maintenance endpoint, and the notifier
+// handler (requests by status code), the instrumenting decorators of external_call_observer.h
+// (external calls and file system checks), the maintenance endpoint, and the notifier
 // (count_notification_dropped). One instance per server; thread-safe.
 #pragma once
 
@@ -19,8 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "celos/external_service.h"
-#include "celos/file_system.h"
+#include "celos/external_call_observer.h"
 #include "celos/scheduler.h"
 #include "celos/state_db.h"
 #include "celos/workflow.h"
@@ -48,7 +47,7 @@ inline constexpr std::array<std::string_view, 5> kMetricServices{"oozie", "comma
 inline constexpr std::array<std::string_view, 6> kMetricOperations{"submit", "start", "status",
                                                                    "kill", "exists", "delete"};
 
-class Metrics final : public SchedulerListener {
+class Metrics final : public SchedulerListener, public ExternalCallObserver {
  public:
   Metrics();
 
@@ -57,9 +56,10 @@ class Metrics final : public SchedulerListener {
   void on_step(const StepReport& report) override;
 
   void count_http_request(int status);
-  // One call of an external service or file system; unknown labels are ignored.
-  void observe_external_call(std::string_view service, std::string_view operation,
-                             double seconds, bool ok);
+  // ExternalCallObserver: one call of an external service or file system; unknown labels are
+  // ignored.
+  void on_external_call(std::string_view service, std::string_view operation, double seconds,
+                        bool ok) override;
   void count_notification_dropped();
   // Refusals not written to the audit trail (rate limit; celos_audit_suppressed_total) and
   // webhooks not called because they point at loopback or this server
@@ -101,16 +101,5 @@ class Metrics final : public SchedulerListener {
   mutable std::mutex slots_mutex_;
   std::array<long long, kSlotStatusCount> slots_{};
 };
-
-// Decorators that time every call into `metrics` (service label = the service's kind()).
-ExternalServicePtr instrument_service(ExternalServicePtr service, Metrics& metrics);
-// A WorkflowSource whose workflows' services are instrumented (the JS loader's services stay
-// untouched; the same service object keeps one decorator across loads).
-std::unique_ptr<WorkflowSource> instrument_workflow_source(WorkflowSource& inner, Metrics& metrics);
-// Times exists() and remove() of the resolved file systems: service label `file` for file: URIs,
-// `default_service` for the empty URI (the default file system), `webhdfs` otherwise.
-std::unique_ptr<FileSystemResolver> instrument_file_systems(FileSystemResolver& inner,
-                                                            Metrics& metrics,
-                                                            std::string default_service);
 
 }  // namespace celos

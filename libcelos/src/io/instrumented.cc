@@ -1,11 +1,11 @@
-// Decorators that time external calls into Metrics (SPEC §13): the services and file systems
-// themselves stay unaware of metrics.
+// Decorators that time external calls into an ExternalCallObserver (Metrics in celos-server,
+// SPEC §13): the services and file systems themselves stay unaware of it.
 #include <chrono>
 #include <map>
 
+#include "celos/external_call_observer.h"
 #include "celos/external_service_wrapper.h"
 #include "celos/file_system_wrapper.h"
-#include "celos/metrics.h"
 
 namespace celos {
 namespace {
@@ -14,10 +14,11 @@ using Clock = std::chrono::steady_clock;
 
 // Runs `call`, records its duration and whether it succeeded, returns its result.
 template <class F>
-auto timed(Metrics& metrics, std::string_view service, std::string_view operation, F&& call) {
+auto timed(ExternalCallObserver& observer, std::string_view service, std::string_view operation,
+           F&& call) {
   const auto started = Clock::now();
   auto result = call();
-  metrics.observe_external_call(service, operation,
+  observer.on_external_call(service, operation,
                                 std::chrono::duration<double>(Clock::now() - started).count(),
                                 result.has_value());
   return result;
@@ -27,23 +28,23 @@ auto timed(Metrics& metrics, std::string_view service, std::string_view operatio
 // the step groups and gates by) is the wrapped service's own, forwarded by the wrapper.
 class InstrumentedService final : public ExternalServiceWrapper {
  public:
-  InstrumentedService(ExternalServicePtr inner, Metrics& metrics)
-      : ExternalServiceWrapper(std::move(inner)), metrics_(metrics), kind_(kind()) {}
+  InstrumentedService(ExternalServicePtr inner, ExternalCallObserver& observer)
+      : ExternalServiceWrapper(std::move(inner)), observer_(observer), kind_(kind()) {}
 
   Result<std::string> submit(const SlotId& slot) override {
-    return timed(metrics_, kind_, "submit", [&] { return target().submit(slot); });
+    return timed(observer_, kind_, "submit", [&] { return target().submit(slot); });
   }
   Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
-    return timed(metrics_, kind_, "submit", [&] { return target().submit_with(slot, context); });
+    return timed(observer_, kind_, "submit", [&] { return target().submit_with(slot, context); });
   }
   Result<void> start(const SlotId& slot, const std::string& id) override {
-    return timed(metrics_, kind_, "start", [&] { return target().start(slot, id); });
+    return timed(observer_, kind_, "start", [&] { return target().start(slot, id); });
   }
   Result<ExternalStatus> status(const SlotId& slot, const std::string& id) override {
-    return timed(metrics_, kind_, "status", [&] { return target().status(slot, id); });
+    return timed(observer_, kind_, "status", [&] { return target().status(slot, id); });
   }
   Result<void> kill(const SlotId& slot, const std::string& id) override {
-    return timed(metrics_, kind_, "kill", [&] { return target().kill(slot, id); });
+    return timed(observer_, kind_, "kill", [&] { return target().kill(slot, id); });
   }
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
     return batch("status", [&] { return target().status_many(jobs); });
@@ -60,19 +61,20 @@ class InstrumentedService final : public ExternalServiceWrapper {
     auto results = call();
     bool all_ok = true;
     for (const auto& [id, result] : results) all_ok = all_ok && result.has_value();
-    metrics_.observe_external_call(kind_, operation,
+    observer_.on_external_call(kind_, operation,
                                    std::chrono::duration<double>(Clock::now() - started).count(),
                                    all_ok);
     return results;
   }
 
-  Metrics& metrics_;
+  ExternalCallObserver& observer_;
   std::string kind_;
 };
 
 class InstrumentedSource final : public WorkflowSource {
  public:
-  InstrumentedSource(WorkflowSource& inner, Metrics& metrics) : inner_(inner), metrics_(metrics) {}
+  InstrumentedSource(WorkflowSource& inner, ExternalCallObserver& observer)
+      : inner_(inner), observer_(observer) {}
 
   WorkflowConfigPtr load() override {
     WorkflowConfigPtr config = inner_.load();
@@ -85,7 +87,8 @@ class InstrumentedSource final : public WorkflowSource {
       auto& wrapper = wrappers[raw];
       if (!wrapper) {
         const auto old = wrappers_.find(raw);
-        wrapper = old != wrappers_.end() ? old->second : instrument_service(workflow.service, metrics_);
+        wrapper = old != wrappers_.end() ? old->second
+                                         : instrument_service(workflow.service, observer_);
       }
       workflow.service = wrapper;
     }
@@ -99,7 +102,7 @@ class InstrumentedSource final : public WorkflowSource {
 
  private:
   WorkflowSource& inner_;
-  Metrics& metrics_;
+  ExternalCallObserver& observer_;
   WorkflowConfigPtr last_inner_;
   WorkflowConfigPtr last_;
   std::map<const ExternalService*, ExternalServicePtr> wrappers_;
@@ -108,25 +111,27 @@ class InstrumentedSource final : public WorkflowSource {
 // Times exists() and remove(), the calls of SPEC §16's metrics; the rest is forwarded untimed.
 class InstrumentedFileSystem final : public FileSystemWrapper {
  public:
-  InstrumentedFileSystem(std::shared_ptr<FileSystem> inner, Metrics& metrics, std::string service)
-      : FileSystemWrapper(std::move(inner)), metrics_(metrics), service_(std::move(service)) {}
+  InstrumentedFileSystem(std::shared_ptr<FileSystem> inner, ExternalCallObserver& observer,
+                         std::string service)
+      : FileSystemWrapper(std::move(inner)), observer_(observer), service_(std::move(service)) {}
 
   Result<bool> exists(const std::string& path) override {
-    return timed(metrics_, service_, "exists", [&] { return target().exists(path); });
+    return timed(observer_, service_, "exists", [&] { return target().exists(path); });
   }
   Result<void> remove(const std::string& path) override {
-    return timed(metrics_, service_, "delete", [&] { return target().remove(path); });
+    return timed(observer_, service_, "delete", [&] { return target().remove(path); });
   }
 
  private:
-  Metrics& metrics_;
+  ExternalCallObserver& observer_;
   std::string service_;
 };
 
 class InstrumentedResolver final : public FileSystemResolver {
  public:
-  InstrumentedResolver(FileSystemResolver& inner, Metrics& metrics, std::string default_service)
-      : inner_(inner), metrics_(metrics), default_service_(std::move(default_service)) {}
+  InstrumentedResolver(FileSystemResolver& inner, ExternalCallObserver& observer,
+                       std::string default_service)
+      : inner_(inner), observer_(observer), default_service_(std::move(default_service)) {}
 
   Result<std::shared_ptr<FileSystem>> resolve(std::string_view uri) override {
     auto fs = inner_.resolve(uri);
@@ -135,29 +140,30 @@ class InstrumentedResolver final : public FileSystemResolver {
                           : uri.substr(0, 5) == "file:" ? "file"
                                                         : "webhdfs";
     return std::shared_ptr<FileSystem>(
-        std::make_shared<InstrumentedFileSystem>(*fs, metrics_, std::move(service)));
+        std::make_shared<InstrumentedFileSystem>(*fs, observer_, std::move(service)));
   }
 
  private:
   FileSystemResolver& inner_;
-  Metrics& metrics_;
+  ExternalCallObserver& observer_;
   std::string default_service_;
 };
 
 }  // namespace
 
-ExternalServicePtr instrument_service(ExternalServicePtr service, Metrics& metrics) {
-  return std::make_shared<InstrumentedService>(std::move(service), metrics);
+ExternalServicePtr instrument_service(ExternalServicePtr service, ExternalCallObserver& observer) {
+  return std::make_shared<InstrumentedService>(std::move(service), observer);
 }
 
-std::unique_ptr<WorkflowSource> instrument_workflow_source(WorkflowSource& inner, Metrics& metrics) {
-  return std::make_unique<InstrumentedSource>(inner, metrics);
+std::unique_ptr<WorkflowSource> instrument_workflow_source(WorkflowSource& inner,
+                                                           ExternalCallObserver& observer) {
+  return std::make_unique<InstrumentedSource>(inner, observer);
 }
 
 std::unique_ptr<FileSystemResolver> instrument_file_systems(FileSystemResolver& inner,
-                                                            Metrics& metrics,
+                                                            ExternalCallObserver& observer,
                                                             std::string default_service) {
-  return std::make_unique<InstrumentedResolver>(inner, metrics, std::move(default_service));
+  return std::make_unique<InstrumentedResolver>(inner, observer, std::move(default_service));
 }
 
 }  // namespace celos

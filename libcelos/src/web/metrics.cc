@@ -97,8 +97,8 @@ void Metrics::count_http_request(int status) {
   }
 }
 
-void Metrics::observe_external_call(std::string_view service, std::string_view operation,
-                                    double seconds, bool ok) {
+void Metrics::on_external_call(std::string_view service, std::string_view operation,
+                               double seconds, bool ok) {
   const int s = index_of(kMetricServices, service), o = index_of(kMetricOperations, operation);
   if (s < 0 || o < 0) return;
   const auto si = static_cast<std::size_t>(s);

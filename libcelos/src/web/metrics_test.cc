@@ -23,7 +23,7 @@ std::string line_of(const std::string& text, const std::string& prefix) {
 TEST_CASE("Every line of /metrics is valid text format 0.0.4 and every metric is declared") {
   Metrics metrics;
   metrics.count_http_request(200);
-  metrics.observe_external_call("oozie", "submit", 0.02, true);
+  metrics.on_external_call("oozie", "submit", 0.02, true);
   const std::string text = metrics.render(nullptr);
   const std::regex sample(R"re(^([a-z_]+)(\{[a-z_]+="[^"\\]*"(,[a-z_]+="[^"\\]*")*\})? [0-9.e+-]+$)re");
   const std::regex comment(R"re(^# (HELP|TYPE) ([a-z_]+) .+$)re");
