@@ -1,5 +1,5 @@
-// Contract tests: one routine run against the in-memory fake and the real local file system, so
-// that the fake the scheduler stories rely on behaves like the real thing.
+// The local file system: the FileSystem contract (testing/file_system_contract.h, also run by
+// the WebHDFS and SFTP tests) for it and for the in-memory fake, then its own batches and errors.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
@@ -10,56 +10,26 @@
 
 #include "celos/file_system.h"
 #include "testing/fakes.h"
+#include "testing/file_system_contract.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;
 
-namespace {
-
-void check_file_system_contract(FileSystem& fs, const std::string& root) {
-  CHECK_FALSE(fs.exists(root + "/a").value());
-  REQUIRE(fs.write_files({{root + "/a/b/c.txt", "hello"}, {root + "/a/d.txt", "x"}}));
-  CHECK(fs.exists(root + "/a").value());
-  CHECK(fs.exists(root + "/a/b/c.txt").value());
-  CHECK(fs.read(root + "/a/b/c.txt").value() == "hello");
-  REQUIRE(fs.write(root + "/a/b/c.txt", "replaced"));
-  CHECK(fs.read(root + "/a/b/c.txt").value() == "replaced");
-
-  auto missing = fs.read(root + "/nope");
-  REQUIRE_FALSE(missing);
-  CHECK(missing.error().code == ErrorCode::kNotFound);
-
-  auto entries = fs.list(root + "/a");
-  REQUIRE(entries);
-  REQUIRE(entries->size() == 2);
-  CHECK(entries->at(0).name == "b");
-  CHECK(entries->at(0).is_directory);
-  CHECK(entries->at(1).name == "d.txt");
-  CHECK(entries->at(1).size == 1);
-  CHECK(fs.list(root + "/none").error().code == ErrorCode::kNotFound);
-
-  REQUIRE(fs.make_dirs(root + "/e/f"));
-  CHECK(fs.exists(root + "/e/f").value());
-  REQUIRE(fs.rename(root + "/a/b", root + "/e/g"));
-  CHECK(fs.read(root + "/e/g/c.txt").value() == "replaced");
-  CHECK_FALSE(fs.exists(root + "/a/b").value());
-
-  REQUIRE(fs.remove(root + "/e"));
-  CHECK_FALSE(fs.exists(root + "/e/g/c.txt").value());
-  CHECK(fs.remove(root + "/never-there"));
-}
-
-}  // namespace
+using testing::check_file_system_contract;
 
 TEST_CASE("the in-memory file system keeps the file system contract") {
   testing::MemFileSystem fs;
-  check_file_system_contract(fs, "/root");
+  check_file_system_contract(
+      fs, "/root",
+      {.rename_replaces_file = true, .mtimes = false, .appends_twice_in_a_batch = false});
 }
 
 TEST_CASE("the local file system keeps the file system contract") {
   testing::TempDir dir;
   auto fs = make_local_file_system();
-  check_file_system_contract(*fs, dir.path());
+  check_file_system_contract(
+      *fs, dir / "base",
+      {.rename_replaces_file = true, .mtimes = true, .appends_twice_in_a_batch = true});
 }
 
 TEST_CASE("a big batch of local writes leaves whole files and no temporary files") {

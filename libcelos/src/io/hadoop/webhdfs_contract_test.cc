@@ -1,6 +1,6 @@
-// One FileSystem check routine run against the in-memory fake, the local disk and WebHDFS over
-// real HTTP (the curl client talking to test/hadoop/fake_webhdfs.py on 127.0.0.1), so that the
-// fakes and the real implementations keep agreeing.
+// WebHDFS over real HTTP (the curl client talking to test/hadoop/fake_webhdfs.py on 127.0.0.1):
+// the FileSystem contract (testing/file_system_contract.h, also run for memory, the local disk
+// and SFTP), fail-over between name nodes, a name node that is down.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/hadoop.h"
-#include "testing/fakes.h"
+#include "testing/file_system_contract.h"
 #include "testing/temp_dir.h"
 
 namespace celos {
@@ -58,61 +58,13 @@ class FakeWebHdfs {
   std::string address_;
 };
 
-// The contract every FileSystem keeps, under the directory `base`.
-void check_file_system_contract(FileSystem& fs, const std::string& base) {
-  INFO("base " << base);
-  REQUIRE(fs.make_dirs(base + "/dir/sub"));
-  CHECK(*fs.exists(base + "/dir/sub"));
-  CHECK_FALSE(*fs.exists(base + "/dir/nothing"));
-
-  REQUIRE(fs.write_files({{base + "/dir/b.txt", "bee"}, {base + "/dir/a.txt", "a & é\n"},
-                          {base + "/new/parent/c", ""}}));
-  CHECK(*fs.read(base + "/dir/a.txt") == "a & é\n");
-  CHECK(*fs.read(base + "/new/parent/c") == "");
-  REQUIRE(fs.write(base + "/dir/b.txt", "replaced"));
-  CHECK(*fs.read(base + "/dir/b.txt") == "replaced");
-  auto missing = fs.read(base + "/dir/none");
-  REQUIRE_FALSE(missing);
-  CHECK(missing.error().code == ErrorCode::kNotFound);
-
-  auto entries = fs.list(base + "/dir");
-  REQUIRE(entries);
-  REQUIRE(entries->size() == 3);
-  CHECK((*entries)[0].name == "a.txt");
-  CHECK_FALSE((*entries)[0].is_directory);
-  CHECK((*entries)[1].name == "b.txt");
-  CHECK((*entries)[1].size == 8);
-  CHECK((*entries)[2].name == "sub");
-  CHECK((*entries)[2].is_directory);
-  auto no_list = fs.list(base + "/nowhere");
-  REQUIRE_FALSE(no_list);
-  CHECK(no_list.error().code == ErrorCode::kNotFound);
-
-  REQUIRE(fs.rename(base + "/dir/a.txt", base + "/dir/sub/moved.txt"));
-  CHECK_FALSE(*fs.exists(base + "/dir/a.txt"));
-  CHECK(*fs.read(base + "/dir/sub/moved.txt") == "a & é\n");
-
-  REQUIRE(fs.remove(base + "/dir"));
-  CHECK_FALSE(*fs.exists(base + "/dir/sub/moved.txt"));
-  CHECK_FALSE(*fs.exists(base + "/dir"));
-  CHECK(fs.remove(base + "/dir"));  // nothing there: fine
-}
-
-TEST_CASE("The file system contract holds for the in-memory fake") {
-  celos::testing::MemFileSystem fs;
-  check_file_system_contract(fs, "/base");
-}
-
-TEST_CASE("The file system contract holds for the local disk") {
-  celos::testing::TempDir dir;
-  check_file_system_contract(*make_local_file_system(), dir.path());
-}
-
 TEST_CASE("The file system contract holds for WebHDFS over HTTP against the fake name node") {
   celos::testing::TempDir dir;
   FakeWebHdfs namenode(dir.path(), false);
   auto fs = make_webhdfs_file_system(make_curl_http_client(), {namenode.address()}, "celos");
-  check_file_system_contract(*fs, "/user/celos/a b");
+  testing::check_file_system_contract(*fs, "/user/celos/a b",
+                                      {.rename_replaces_file = false, .mtimes = false,
+                                       .appends_twice_in_a_batch = false});
 }
 
 TEST_CASE("WebHDFS over HTTP fails over from a standby name node to the active one") {
