@@ -8,9 +8,15 @@
 //     operator); never measure a duration with it.
 //   * monotonic(): a clock that only moves forward, for durations and deadlines (timeouts,
 //     back-off, "renewed less than a lease ago"). Its epoch is arbitrary.
-// And one wait: sleep_until() on the monotonic clock, which a ManualClock ends only when the
-// test advances it past the deadline (or wake_all() is called), so that nothing in a test waits
-// for real time.
+// And two waits on the monotonic clock, which a ManualClock ends only when the test advances it
+// past the deadline, so that nothing in a test waits for real time:
+//   * sleep_until(): a thread with nothing else to wait for (ended early by wake_all()).
+//   * wait_until(): a condition variable of the caller's, under the caller's Mutex, that other
+//     threads notify (a queue, a stop flag) and that also times out on this clock:
+//
+//       MutexLock lock(mutex_);
+//       const auto deadline = clock_.monotonic() + interval;
+//       while (!stopping_ && clock_.wait_until(wake_, mutex_, deadline)) {}
 //
 // Thread-safety: every Clock is safe to use from several threads at once.
 #pragma once
@@ -46,6 +52,17 @@ class Clock {
   bool sleep_for(std::chrono::milliseconds duration, const std::function<bool()>& stop = {}) {
     return sleep_until(monotonic() + duration, stop);
   }
+
+  // Gives up `mutex` (held by the caller) and waits on `cv` until it is notified or until
+  // monotonic() >= deadline; holds `mutex` again on return. Returns false when the deadline
+  // has been reached, true otherwise: notified, or woken spuriously (as every condition wait
+  // may be), so the caller loops on its condition and the deadline. A notification is not lost
+  // when the notifier changes the condition under `mutex`. A ManualClock's wait counts in
+  // sleepers() and sees an advance() within a millisecond of real time.
+  virtual bool wait_until(CondVar& cv, Mutex& mutex, Monotonic deadline) REQUIRES(mutex) = 0;
+  bool wait_for(CondVar& cv, Mutex& mutex, std::chrono::milliseconds duration) REQUIRES(mutex) {
+    return wait_until(cv, mutex, monotonic() + duration);
+  }
 };
 
 // The process's real clocks (std::chrono::system_clock and steady_clock). Lives forever.
@@ -61,13 +78,14 @@ class ManualClock final : public Clock {
   Monotonic monotonic() const override;
   bool sleep_until(Monotonic deadline, const std::function<bool()>& stop) override;
   void wake_all() override;
+  bool wait_until(CondVar& cv, Mutex& mutex, Monotonic deadline) override REQUIRES(mutex);
 
   // Moves both readings forward by `step` (negative steps are refused: a monotonic clock
   // never goes back) and wakes the sleepers whose deadline has come.
   void advance(std::chrono::milliseconds step);
   // Sets the wall clock alone, as an operator or NTP does (the monotonic clock does not move).
   void set_wall(Time wall);
-  // The number of threads inside sleep_until() right now: a test advances once the thread it
+  // The number of threads inside sleep_until() or wait_until() right now: a test advances once the thread it
   // drives is waiting.
   int sleepers() const;
 

@@ -60,21 +60,37 @@ class CELOS_CAPABILITY("mutex") Mutex {
   std::mutex mutex_;
 };
 
-// Holds a Mutex for its scope (std::lock_guard with annotations).
+// Holds a Mutex for its scope (std::lock_guard with annotations). unlock() gives it up early
+// (for a slow call in the middle of a locked loop) and lock() takes it back; the destructor
+// releases it only when held.
 class CELOS_SCOPED_CAPABILITY MutexLock {
  public:
   explicit MutexLock(Mutex& mutex) ACQUIRE(mutex) : mutex_(mutex) { mutex_.lock(); }
-  ~MutexLock() RELEASE() { mutex_.unlock(); }
+  ~MutexLock() RELEASE() {
+    if (held_) mutex_.unlock();
+  }
   MutexLock(const MutexLock&) = delete;
   MutexLock& operator=(const MutexLock&) = delete;
 
+  void unlock() RELEASE() {
+    mutex_.unlock();
+    held_ = false;
+  }
+  void lock() ACQUIRE() {
+    mutex_.lock();
+    held_ = true;
+  }
+
  private:
   Mutex& mutex_;
+  bool held_ = true;
 };
 
 // A condition variable whose waits take the Mutex the caller holds (as Abseil's CondVar), so
 // the analysis knows which lock a wait gives up and takes back. Waits may wake spuriously: wait
-// in a loop on the condition.
+// in a loop on the condition (`while (!stopping_) wake_.wait(mutex_);`: a predicate lambda would
+// read the guarded fields where the analysis cannot see the lock). Timed waits that a test or
+// the simulator must control go through Clock::wait_until (celos/clock.h).
 class CondVar {
  public:
   CondVar() = default;

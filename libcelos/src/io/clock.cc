@@ -5,6 +5,8 @@
 namespace celos {
 namespace {
 
+constexpr std::chrono::milliseconds kWaitSlice{1};
+
 class SystemClock final : public Clock {
  public:
   Time now() const override {
@@ -25,6 +27,12 @@ class SystemClock final : public Clock {
   void wake_all() override {
     { MutexLock lock(mutex_); }  // a sleeper between its check and its wait sees it
     woken_.notify_all();
+  }
+
+  bool wait_until(CondVar& cv, Mutex& mutex, Monotonic deadline) override REQUIRES(mutex) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    cv.wait_until(mutex, deadline);
+    return std::chrono::steady_clock::now() < deadline;
   }
 
  private:
@@ -66,6 +74,24 @@ bool ManualClock::sleep_until(Monotonic deadline, const std::function<bool()>& s
   }
   --sleepers_;
   return reached;
+}
+
+// The caller's CondVar is notified by the caller's threads, not by advance(): waiting on it in
+// slices of a millisecond of real time sees both without the clock taking the caller's mutex
+// (which would order the two mutexes both ways).
+bool ManualClock::wait_until(CondVar& cv, Mutex& mutex, Monotonic deadline) {
+  {
+    MutexLock lock(mutex_);
+    if (Monotonic{} + elapsed_ >= deadline) return false;
+    ++sleepers_;
+  }
+  bool notified = false;
+  while (!notified && monotonic() < deadline) {
+    notified = cv.wait_until(mutex, std::chrono::steady_clock::now() + kWaitSlice);
+  }
+  MutexLock lock(mutex_);
+  --sleepers_;
+  return notified;
 }
 
 void ManualClock::wake_all() {
