@@ -57,8 +57,9 @@ class Clock {
   // monotonic() >= deadline; holds `mutex` again on return. Returns false when the deadline
   // has been reached, true otherwise: notified, or woken spuriously (as every condition wait
   // may be), so the caller loops on its condition and the deadline. A notification is not lost
-  // when the notifier changes the condition under `mutex`. A ManualClock's wait counts in
-  // sleepers() and sees an advance() within a millisecond of real time.
+  // when the notifier changes the condition under `mutex`. A ManualClock's wait returns
+  // after at most a millisecond of real time (true, as a spurious wake-up, until the deadline
+  // is reached) and counts in sleepers() meanwhile.
   virtual bool wait_until(CondVar& cv, Mutex& mutex, Monotonic deadline) REQUIRES(mutex) = 0;
   bool wait_for(CondVar& cv, Mutex& mutex, std::chrono::milliseconds duration) REQUIRES(mutex) {
     return wait_until(cv, mutex, monotonic() + duration);

@@ -76,22 +76,21 @@ bool ManualClock::sleep_until(Monotonic deadline, const std::function<bool()>& s
   return reached;
 }
 
-// The caller's CondVar is notified by the caller's threads, not by advance(): waiting on it in
-// slices of a millisecond of real time sees both without the clock taking the caller's mutex
-// (which would order the two mutexes both ways).
+// The caller's CondVar is notified by the caller's threads, not by advance(): one slice of a
+// millisecond of real time on it, then back to the caller (a spurious wake-up, which it
+// handles) sees both without the clock ever taking the caller's mutex (which would order the
+// two mutexes both ways). A notification within the slice is never lost: the caller re-checks
+// its condition, which the notifier changed under the caller's mutex.
 bool ManualClock::wait_until(CondVar& cv, Mutex& mutex, Monotonic deadline) {
   {
     MutexLock lock(mutex_);
     if (Monotonic{} + elapsed_ >= deadline) return false;
     ++sleepers_;
   }
-  bool notified = false;
-  while (!notified && monotonic() < deadline) {
-    notified = cv.wait_until(mutex, std::chrono::steady_clock::now() + kWaitSlice);
-  }
+  cv.wait_until(mutex, std::chrono::steady_clock::now() + kWaitSlice);
   MutexLock lock(mutex_);
   --sleepers_;
-  return notified;
+  return Monotonic{} + elapsed_ < deadline;
 }
 
 void ManualClock::wake_all() {
