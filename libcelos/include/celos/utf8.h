@@ -3,6 +3,7 @@
 // stores and prints as JSON is valid UTF-8.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -19,5 +20,9 @@ std::string cesu8_to_utf8(std::string_view text);
 // `text` for an error message: printable ASCII as is, every other byte as \xNN. Never echoes
 // raw bytes into JSON.
 std::string printable_ascii(std::string_view text);
+
+// `text` shortened for a message: unchanged when at most `max_bytes` long, otherwise its first
+// `max_bytes` bytes or fewer (never half a UTF-8 character) followed by "...".
+std::string clipped(std::string_view text, std::size_t max_bytes);
 
 }  // namespace celos

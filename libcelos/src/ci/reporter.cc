@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "celos/deploy.h"
+#include "celos/utf8.h"
 
 namespace celos {
 
@@ -49,7 +50,7 @@ class TerminalReporter : public DeployReporter {
     std::string line =
         fmt::format("uploading {}/{} files, {} of {} ({}%) {}", files_done, files_total,
                     human_bytes(bytes_done), human_bytes(bytes_total), percent, path);
-    if (line.size() > 100) line = line.substr(0, 97) + "...";
+    if (line.size() > 100) line = clipped(line, 97);
     fmt::print(out_, "\r\033[K{}", line);
     std::fflush(out_);
     in_progress_ = true;

@@ -115,4 +115,13 @@ std::string printable_ascii(std::string_view text) {
   return out;
 }
 
+std::string clipped(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // mid-char
+  std::string out(text.substr(0, cut));
+  out += "...";
+  return out;
+}
+
 }  // namespace celos

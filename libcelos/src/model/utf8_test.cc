@@ -43,3 +43,13 @@ TEST_CASE("utf8: messages print bytes, not raw non-ASCII") {
   CHECK(printable_ascii("id=a\xFF\n") == "id=a\\xFF\\x0A");
   CHECK(printable_ascii("back\\slash") == "back\\x5Cslash");
 }
+
+TEST_CASE("clipped: short text unchanged, long text cut on a character boundary with ...") {
+  CHECK(clipped("abc", 3) == "abc");
+  CHECK(clipped("abcd", 3) == "abc...");
+  CHECK(clipped("", 0).empty());
+  // "é" is two bytes (C3 A9): a cut after its first byte backs off before it.
+  CHECK(clipped("ab\xC3\xA9z", 3) == "ab...");
+  CHECK(clipped("ab\xC3\xA9z", 4) == "ab\xC3\xA9...");
+  CHECK(is_valid_utf8(clipped("\xF0\x9F\x98\x80\xF0\x9F\x98\x80", 6)));
+}

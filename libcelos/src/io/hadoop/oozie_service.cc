@@ -4,6 +4,7 @@
 
 #include "celos/dataset.h"
 #include "celos/hadoop.h"
+#include "celos/utf8.h"
 
 namespace celos {
 
@@ -46,7 +47,7 @@ Result<std::string> json_string_field(const std::string& body, const char* field
       return std::string(f->as_string());
     }
   }
-  std::string shown = body.size() > 200 ? body.substr(0, 200) + "..." : body;
+  std::string shown = clipped(body, 200);
   return fail(fmt::format("{}: no \"{}\" in the answer: {}", what, field, shown));
 }
 
@@ -248,7 +249,7 @@ class OozieExternalService : public ExternalService {
     if (!code.empty() || !message.empty()) {
       detail = fmt::format("{} {}", code, message);
     } else {
-      detail = response.body.size() > 200 ? response.body.substr(0, 200) + "..." : response.body;
+      detail = clipped(response.body, 200);
     }
     return fail(fmt::format("{}: {} {} answered HTTP {}: {}", what, request.method, request.url,
                             response.status, detail));

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "celos/hadoop.h"
+#include "celos/utf8.h"
 
 namespace celos {
 
@@ -47,7 +48,7 @@ std::string remote_exception(const std::string& body) {
       return fmt::format("{}: {}", cls, text("message"));
     }
   }
-  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
+  return clipped(body, 200);
 }
 
 bool is_standby(const HttpResponse& response) {

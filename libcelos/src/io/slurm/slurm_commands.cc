@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "celos/time.h"
+#include "celos/utf8.h"
 
 namespace celos {
 namespace slurm {
@@ -102,7 +103,7 @@ std::string one_line(std::string_view err) {
     if (!out.empty()) out += "; ";
     out += line;
   }
-  if (out.size() > 1000) out = out.substr(0, 1000) + "...";
+  out = clipped(out, 1000);
   return out.empty() ? std::string("no error output") : out;
 }
 

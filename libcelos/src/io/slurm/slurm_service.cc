@@ -14,6 +14,7 @@
 
 #include "celos/dataset.h"
 #include "celos/slurm_service.h"
+#include "celos/utf8.h"
 #include "io/slurm/slurm_commands.h"
 
 namespace celos {
@@ -158,7 +159,7 @@ class SlurmService : public ExternalService {
   std::string describe() const override {
     std::string first = options_.script.substr(0, options_.script.find('\n'));
     if (first.starts_with("#!")) first = "script";
-    if (first.size() > 60) first = first.substr(0, 60) + "...";
+    first = clipped(first, 60);
     return options_.partition.empty() ? fmt::format("slurm \"{}\"", first)
                                       : fmt::format("slurm {} \"{}\"", options_.partition, first);
   }
