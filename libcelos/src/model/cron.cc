@@ -398,7 +398,7 @@ Result<CronExpression> CronExpression::parse(std::string_view text) {
   }
   auto fields = parse_fields(text, parts);
   if (!fields) return tl::unexpected(fields.error());
-  return CronExpression(std::string(text), std::make_shared<const Fields>(std::move(*fields)));
+  return CronExpression(std::string(text), std::make_shared<const Fields>(*fields));
 }
 
 std::optional<Time> CronExpression::next_at_or_after(Time t) const {
