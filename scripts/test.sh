@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, configures, builds once, runs the unit tests,
-# then the end-to-end tests (they start the real binaries on 127.0.0.1). Then, as CI does:
+# The test command: installs what is missing, configures, builds once, checks the style
+# (scripts/lint.sh: clang-format and clang-tidy on the C++ files of the last commit and
+# uncommitted ones), runs the unit tests, then the end-to-end tests (they start the real
+# binaries on 127.0.0.1). Then, as CI does:
 # the unit tests (not the end-to-end ones) under the asan and tsan presets, and every fuzzer of
 # fuzz/ for a bounded time (CELOS_FUZZ_SECONDS each, default 20).
 #
@@ -17,9 +19,10 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 jobs=$(nproc)
 
-full() {  # full PRESET: every target, every test
+full() {  # full PRESET: every target, the style checks, every test
   cmake --preset "$1" >/dev/null
   cmake --build --preset "$1" -j "$jobs"
+  scripts/lint.sh
   ctest --preset "$1" -j "$jobs" --timeout 600
 }
 
