@@ -69,14 +69,19 @@ struct LineageInput {
   std::optional<SlotRef> producer;  // the producer's slot, when celos runs the producer
 };
 
-// The instance a slot writes, with a dry run of atomic output removal: `would_remove` when the
-// workflow has atomic outputs and the instance exists without its done flag.
-struct LineageOutput {
+// An output instance of a slot as found on its file system: whether it exists and is complete
+// (its done flag is there).
+struct OutputInstanceState {
   std::string dataset;
   Time time{};
   std::string path;
   bool exists = false;
   bool complete = false;
+};
+
+// The instance a slot writes, with a dry run of atomic output removal: `would_remove` when the
+// workflow has atomic outputs and the instance exists without its done flag.
+struct LineageOutput : OutputInstanceState {
   bool would_remove = false;
   std::vector<SlotRef> consumers;  // the slots that read this instance
 };

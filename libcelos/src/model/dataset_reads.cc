@@ -143,8 +143,8 @@ Result<std::vector<LineageOutput>> lineage_outputs(const WorkflowConfig& config,
     if (!state) return tl::unexpected(state.error());
     auto consumers = consumers_of_instance(config, o.dataset, t, context);
     if (!consumers) return tl::unexpected(consumers.error());
-    out.push_back({o.dataset, t, state->path, state->exists, state->complete,
-                   w.atomic_outputs && state->exists && !state->complete, std::move(*consumers)});
+    const bool would_remove = w.atomic_outputs && state->exists && !state->complete;
+    out.push_back({std::move(*state), would_remove, std::move(*consumers)});
   }
   return out;
 }

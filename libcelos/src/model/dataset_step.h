@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "celos/dataset.h"
+#include "celos/dataset_reads.h"
 #include "celos/file_system.h"
 #include "celos/lease_guard.h"
 #include "celos/state_db.h"
@@ -112,15 +113,8 @@ Time output_instance(const DatasetUse& out, Time slot);
 // May celos remove this instance path? Absolute, no `.`/`..`/empty components, not the root.
 [[nodiscard]] Result<void> check_removable(const std::string& path);
 
-// What removing the outputs of slot `slot` would do (lineage's dry run): per output dataset,
-// whether the instance exists, is complete (done flag), and would be removed on failure.
-struct OutputInstanceState {
-  std::string dataset;
-  Time time{};
-  std::string path;
-  bool exists = false;
-  bool complete = false;
-};
+// One output instance as found (OutputInstanceState, celos/dataset_reads.h): whether it
+// exists and is complete (done flag).
 [[nodiscard]] Result<OutputInstanceState> inspect_output(const Dataset& ds, Time instance,
                                                           FileSystemResolver& file_systems);
 
