@@ -39,8 +39,7 @@ struct InstancePage {
 // (no producer) the times its consumers look at.
 [[nodiscard]] Result<InstancePage> dataset_instances(const WorkflowConfig& config,
                                                      const Dataset& ds, Time start, Time end,
-                                                     std::size_t limit, Time now,
-                                                     StateDatabase& db,
+                                                     std::size_t limit, Time now, StateDatabase& db,
                                                      FileSystemResolver& file_systems);
 
 // May instance `time` of `ds` be announced? Two announced times with one path would hand that

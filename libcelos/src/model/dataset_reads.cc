@@ -94,8 +94,8 @@ Result<std::vector<LineageInput>> lineage_inputs(const WorkflowConfig& config, c
       if (!presence) return tl::unexpected(presence.error());
       LineageInput entry{in.dataset, t, input->dataset.instance_path(t), presence->present, {}};
       if (input->producer) {
-        entry.producer = slot_ref(context, *input->producer,
-                                  t - std::chrono::seconds(input->producer_offset));
+        entry.producer =
+            slot_ref(context, *input->producer, t - std::chrono::seconds(input->producer_offset));
       }
       out.push_back(std::move(entry));
     }
@@ -114,10 +114,12 @@ Result<std::vector<SlotRef>> consumers_of_instance(const WorkflowConfig& config,
       const Time slot = t - std::chrono::seconds(in.offset);
       if (in.mode == InputMode::kLatest) {
         auto is_slot = is_slot_time(*c->schedule, slot, config.schedule_context());
-        if (is_slot && *is_slot && slot >= c->start_time) out.push_back(slot_ref(context, c->id, slot));
+        if (is_slot && *is_slot && slot >= c->start_time)
+          out.push_back(slot_ref(context, c->id, slot));
         continue;
       }
-      auto slots = context.stored_slots(c->id, slot, slot + kNewDataWindow + std::chrono::seconds(1));
+      auto slots =
+          context.stored_slots(c->id, slot, slot + kNewDataWindow + std::chrono::seconds(1));
       if (!slots) return tl::unexpected(slots.error());
       for (const SlotState& s : *slots) {
         auto it = s.consumed.find(dataset);
@@ -130,9 +132,8 @@ Result<std::vector<SlotRef>> consumers_of_instance(const WorkflowConfig& config,
   return out;
 }
 
-Result<std::vector<LineageOutput>> lineage_outputs(const WorkflowConfig& config,
-                                                   const Workflow& w, Time slot,
-                                                   TriggerContext& context,
+Result<std::vector<LineageOutput>> lineage_outputs(const WorkflowConfig& config, const Workflow& w,
+                                                   Time slot, TriggerContext& context,
                                                    FileSystemResolver& file_systems) {
   std::vector<LineageOutput> out;
   for (const DatasetUse& o : w.outputs) {
@@ -151,9 +152,9 @@ Result<std::vector<LineageOutput>> lineage_outputs(const WorkflowConfig& config,
 
 }  // namespace
 
-Result<InstancePage> dataset_instances(const WorkflowConfig& config, const Dataset& ds,
-                                       Time start, Time end, std::size_t limit, Time now,
-                                       StateDatabase& db, FileSystemResolver& file_systems) {
+Result<InstancePage> dataset_instances(const WorkflowConfig& config, const Dataset& ds, Time start,
+                                       Time end, std::size_t limit, Time now, StateDatabase& db,
+                                       FileSystemResolver& file_systems) {
   auto context = make_dataset_read_context(now, db, file_systems);
   auto times = instance_times(config, ds, *context, start, end);
   if (!times) return tl::unexpected(times.error());
@@ -175,7 +176,9 @@ Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db)
   if (!period) {
     return fail(fmt::format("dataset \"{}\": its path {} has no time variables, so its announced "
                             "instances could not be told apart (consumers find it by its done "
-                            "flag instead)", ds.id, ds.path), ErrorCode::kInvalid);
+                            "flag instead)",
+                            ds.id, ds.path),
+                ErrorCode::kInvalid);
   }
   auto announced = db.announced_instances(ds.id, period->first, period->second);
   if (!announced) return tl::unexpected(announced.error());
@@ -185,7 +188,8 @@ Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db)
                               "instance {} (the path {} does not tell them apart); announce {} "
                               "or add finer time variables to the path",
                               ds.id, format_time(time), path, format_time(other), ds.path,
-                              format_time(other)), ErrorCode::kInvalid);
+                              format_time(other)),
+                  ErrorCode::kInvalid);
     }
   }
   return {};
@@ -197,8 +201,9 @@ Result<SlotLineage> slot_lineage(const WorkflowConfig& config, const SlotId& slo
   if (!w) return fail(fmt::format("unknown workflow \"{}\"", slot.workflow), ErrorCode::kNotFound);
   auto is_slot = is_slot_time(*w->schedule, slot.time, config.schedule_context());
   if (!is_slot || !*is_slot || slot.time < w->start_time) {
-    return fail(fmt::format("{} is not a slot of workflow \"{}\"", format_time(slot.time),
-                            slot.workflow), ErrorCode::kNotFound);
+    return fail(
+        fmt::format("{} is not a slot of workflow \"{}\"", format_time(slot.time), slot.workflow),
+        ErrorCode::kNotFound);
   }
   auto context = make_dataset_read_context(now, db, file_systems);
   auto inputs = lineage_inputs(config, *w, slot.time, *context);

@@ -116,6 +116,6 @@ Time output_instance(const DatasetUse& out, Time slot);
 // One output instance as found (OutputInstanceState, celos/dataset_reads.h): whether it
 // exists and is complete (done flag).
 [[nodiscard]] Result<OutputInstanceState> inspect_output(const Dataset& ds, Time instance,
-                                                          FileSystemResolver& file_systems);
+                                                         FileSystemResolver& file_systems);
 
 }  // namespace celos
