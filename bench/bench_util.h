@@ -3,8 +3,6 @@
 // command line `[--dir DIR] [N...]` (other flags are handed to `extra`).
 #pragma once
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "celos/external_service.h"
 #include "celos/strategy.h"

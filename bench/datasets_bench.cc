@@ -4,8 +4,6 @@
 // hdfsCheckTriggers on the producer's done flag (local disk), once with `inputs` (the derived
 // DatasetTrigger, answered from the state database). Prints the steady step of each.
 // Usage: celos_datasets_bench [N...] [--dir DIR]
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +14,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include "bench_util.h"
 #include "celos/dataset.h"
@@ -26,10 +25,6 @@ using namespace celos::bench;
 
 namespace {
 
-
-
-
-
 double steady_step(int n, const std::string& base, bool datasets) {
   const std::string dir = fmt::format("{}/celos-datasets-bench-{}", base, n);
   std::filesystem::remove_all(dir);
@@ -37,8 +32,10 @@ double steady_step(int n, const std::string& base, bool datasets) {
   auto service = std::make_shared<NullService>();
   std::vector<DatasetDeclaration> declarations;
   for (int i = 0; i < n; ++i) {
-    const std::string data = fmt::format("{}/data/p{:04}/${{year}}-${{month}}-${{day}}/${{hour}}", dir, i);
-    declarations.push_back({Dataset{fmt::format("d{:04}", i), data, "file:///", "_SUCCESS"}, "b.js", i});
+    const std::string data =
+        fmt::format("{}/data/p{:04}/${{year}}-${{month}}-${{day}}/${{hour}}", dir, i);
+    declarations.push_back(
+        {Dataset{fmt::format("d{:04}", i), data, "file:///", "_SUCCESS"}, "b.js", i});
     Workflow p;
     p.id = fmt::format("producer-{:04}", i);
     p.schedule = make_hourly_schedule();
@@ -83,7 +80,8 @@ int main(int argc, char** argv) {
   for (int n : args.sizes) {
     const double checks = steady_step(n, base, false);
     const double datasets = steady_step(n, base, true);
-    std::printf("N=%-5d steady step: hdfsCheckTrigger %8.1f ms   datasets %8.1f ms   peak RSS %6.1f MB\n",
-                n, checks, datasets, peak_rss_kb() / 1024.0);
+    std::printf(
+        "N=%-5d steady step: hdfsCheckTrigger %8.1f ms   datasets %8.1f ms   peak RSS %6.1f MB\n",
+        n, checks, datasets, peak_rss_kb() / 1024.0);
   }
 }

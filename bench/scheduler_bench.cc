@@ -3,9 +3,6 @@
 // step (nothing changes) and the peak RSS. Usage: celos_scheduler_bench [N...] [--dir DIR]
 // [--history] (record the slot history, as celos-server does) [--compare-history] (both, twice
 // each, and the difference of the first steps)
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +13,8 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 #include "celos/scheduler.h"
@@ -115,11 +114,13 @@ double run(int n, const std::string& dir, bool history, bool keep = false) {
   const double steady2_ms = ms_since(t0);
 
   std::printf("%s", history ? "[history] " : "");
-  std::printf("N=%-5d first step %8.1f ms (%d slots written)  steady step %7.1f ms "
-              "(then %6.1f ms, %d changes)  peak RSS %6.1f MB\n",
-              n, first_ms, first.changed, steady1_ms, steady2_ms, steady2.changed + steady1.changed,
-              peak_rss_kb() / 1024.0);
-  if (history) std::printf("          history appends in the first step: %.1f ms\n", first_history_ms);
+  std::printf(
+      "N=%-5d first step %8.1f ms (%d slots written)  steady step %7.1f ms "
+      "(then %6.1f ms, %d changes)  peak RSS %6.1f MB\n",
+      n, first_ms, first.changed, steady1_ms, steady2_ms, steady2.changed + steady1.changed,
+      peak_rss_kb() / 1024.0);
+  if (history)
+    std::printf("          history appends in the first step: %.1f ms\n", first_history_ms);
   if (!state_db_uri.empty()) new_leader_step(n, dir, *source, now);
   if (!keep) std::filesystem::remove_all(dir);
   return first_ms;
@@ -147,21 +148,22 @@ int main(int argc, char** argv) {
   std::string& state_db = state_db_uri;
   spdlog::set_level(spdlog::level::warn);
   bool history = false, compare = false;
-  const BenchArgs args = parse_bench_args(argc, argv, [&](const std::string& arg, const char* next) {
-    if (arg == "--history") {
-      history = true;
-      return 1;
-    }
-    if (arg == "--compare-history") {
-      compare = true;
-      return 1;
-    }
-    if (arg == "--state-db" && next) {
-      state_db = next;
-      return 2;
-    }
-    return 0;
-  });
+  const BenchArgs args =
+      parse_bench_args(argc, argv, [&](const std::string& arg, const char* next) {
+        if (arg == "--history") {
+          history = true;
+          return 1;
+        }
+        if (arg == "--compare-history") {
+          compare = true;
+          return 1;
+        }
+        if (arg == "--state-db" && next) {
+          state_db = next;
+          return 2;
+        }
+        return 0;
+      });
   for (int n : args.sizes) {
     if (compare) {
       compare_history(n, args.dir);

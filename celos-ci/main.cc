@@ -1,13 +1,13 @@
 // celos-ci: deploys a workflow project to a Celos installation, or removes it (SPEC §8).
 // Everything but the wiring is in libcelos (celos/deploy.h).
-#include <fmt/format.h>
-#include <pwd.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "celos/deploy.h"
 #include "celos/file_system.h"

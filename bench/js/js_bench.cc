@@ -27,7 +27,8 @@ void write_workflow(const std::string& path, int i, const std::string& extra) {
       "  \"id\": \"workflow-{:04}\",\n"
       "  \"schedule\": celos.hourlySchedule(),\n"
       "  \"schedulingStrategy\": celos.serialSchedulingStrategy(),\n"
-      "  \"trigger\": celos.hdfsCheckTrigger(INPUT + \"/{}/${{year}}-${{month}}-${{day}}/${{hour}}00/_READY\"),\n"
+      "  \"trigger\": celos.hdfsCheckTrigger(INPUT + "
+      "\"/{}/${{year}}-${{month}}-${{day}}/${{hour}}00/_READY\"),\n"
       "  \"externalService\": celos.commandExternalService(\"true {}\"),\n"
       "}});\n",
       i, i, extra);
@@ -38,12 +39,14 @@ void write_workflow(const std::string& path, int i, const std::string& extra) {
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   const int n = argc > 1 ? std::atoi(argv[1]) : 1000;
-  const std::string dir = fmt::format("{}/celos-js-bench-{}", std::filesystem::temp_directory_path().string(), n);
+  const std::string dir =
+      fmt::format("{}/celos-js-bench-{}", std::filesystem::temp_directory_path().string(), n);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir + "/workflows");
   std::filesystem::create_directories(dir + "/defaults");
   std::ofstream(dir + "/defaults/common.js") << "var INPUT = \"/input\";\n";
-  for (int i = 0; i < n; ++i) write_workflow(fmt::format("{}/workflows/wf-{:04}.js", dir, i), i, "");
+  for (int i = 0; i < n; ++i)
+    write_workflow(fmt::format("{}/workflows/wf-{:04}.js", dir, i), i, "");
 
   WorkflowLoaderOptions options;
   options.workflows_dir = dir + "/workflows";
@@ -62,10 +65,11 @@ int main(int argc, char** argv) {
   auto changed = source->load();
   const double one_changed_ms = ms_since(t0);
 
-  std::printf("N=%d files: cold load %.1f ms (%zu workflows, %zu errors)  unchanged reload %.2f ms "
-              "(same config: %s)  one file changed %.1f ms\n",
-              n, cold_ms, cold->workflows.size(), cold->errors.size(), unchanged_ms,
-              again == cold ? "yes" : "no", one_changed_ms);
+  std::printf(
+      "N=%d files: cold load %.1f ms (%zu workflows, %zu errors)  unchanged reload %.2f ms "
+      "(same config: %s)  one file changed %.1f ms\n",
+      n, cold_ms, cold->workflows.size(), cold->errors.size(), unchanged_ms,
+      again == cold ? "yes" : "no", one_changed_ms);
   std::filesystem::remove_all(dir);
   return cold->workflows.size() == static_cast<std::size_t>(n) ? 0 : 1;
 }

@@ -57,8 +57,6 @@ class SqueueLikeRunner final : public ProcessRunner {
   bool ended = false;
 };
 
-
-
 struct Setup {
   std::string dir;
   std::shared_ptr<SqueueLikeRunner> runner = std::make_shared<SqueueLikeRunner>();
@@ -155,7 +153,8 @@ void run(int n, const std::string& base) {
   for (const auto& job : s.jobs) {
     slots.push_back(SlotState::of(job.slot, SlotStatus::kRunning, job.external_id));
   }
-  if (auto put = db->put_slots(slots); !put) std::printf("put_slots: %s\n", put.error().message.c_str());
+  if (auto put = db->put_slots(slots); !put)
+    std::printf("put_slots: %s\n", put.error().message.c_str());
   auto resolver = make_local_file_system_resolver();
   Scheduler scheduler(*source, *db, *resolver);
   const Time now = slot_time + std::chrono::minutes(30);
@@ -166,11 +165,12 @@ void run(int n, const std::string& base) {
   const double step_ms = ms_since(t0);
   const int step_processes = s.runner->processes.exchange(0);
 
-  std::printf("N=%-5d status_many %7.1f ms, %d process(es), %zu running | ended %7.1f ms, "
-              "%d process(es), %zu succeeded\n        real squeue %7.1f ms, %zu running | "
-              "scheduler step %7.1f ms, %d process(es)\n",
-              n, batch_ms, batch_processes, running, ended_ms, ended_processes, succeeded,
-              real_ms, real_running, step_ms, step_processes);
+  std::printf(
+      "N=%-5d status_many %7.1f ms, %d process(es), %zu running | ended %7.1f ms, "
+      "%d process(es), %zu succeeded\n        real squeue %7.1f ms, %zu running | "
+      "scheduler step %7.1f ms, %d process(es)\n",
+      n, batch_ms, batch_processes, running, ended_ms, ended_processes, succeeded, real_ms,
+      real_running, step_ms, step_processes);
   std::filesystem::remove_all(s.dir);
 }
 

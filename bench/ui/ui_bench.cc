@@ -40,7 +40,8 @@ std::vector<UiWorkflow> generate(int count) {
     for (int h = 0; h < 7 * 24; ++h) {
       const Time t = std::chrono::floor<std::chrono::hours>(kNow) - std::chrono::hours(h);
       std::optional<std::string> ext;
-      if (status_for(w, h) != SlotStatus::kWaiting) ext = fmt::format("{:07}-150911-oozie-oozi-W", h);
+      if (status_for(w, h) != SlotStatus::kWaiting)
+        ext = fmt::format("{:07}-150911-oozie-oozi-W", h);
       wf.slots.push_back(UiSlot{t, status_for(w, h), ext, 0});
     }
     workflows.push_back(std::move(wf));
@@ -52,11 +53,14 @@ boost::json::object workflow_json(const UiWorkflow& wf, Time start, Time end) {
   boost::json::array slots;
   for (const UiSlot& s : wf.slots) {
     if (s.time < start || s.time >= end) continue;
-    slots.push_back({{"time", format_time(s.time)}, {"status", ui_status_name(s.status)},
+    slots.push_back({{"time", format_time(s.time)},
+                     {"status", ui_status_name(s.status)},
                      {"externalID", s.external_id ? boost::json::value(*s.external_id) : nullptr},
                      {"retryCount", s.retry_count}});
   }
-  return {{"id", wf.id}, {"paused", wf.paused}, {"info", boost::json::object{}},
+  return {{"id", wf.id},
+          {"paused", wf.paused},
+          {"info", boost::json::object{}},
           {"slots", std::move(slots)}};
 }
 
@@ -148,8 +152,8 @@ int main(int argc, char** argv) {
       auto handler = make_ui_handler(options);
       std::size_t bytes = 0;
       auto ms = time_runs(runs, [&] { bytes = handler(ui_request("60")).body.size(); });
-      report(batch ? "handler, batch endpoint (zoom 60)" : "handler, per workflow (zoom 60)",
-             count, ms, bytes);
+      report(batch ? "handler, batch endpoint (zoom 60)" : "handler, per workflow (zoom 60)", count,
+             ms, bytes);
     }
   }
   if (!celos_url.empty()) {

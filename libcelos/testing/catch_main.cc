@@ -1,10 +1,9 @@
 // The Catch2 main, compiled once for every test binary. Log lines of the code under test are
 // hidden unless CELOS_TEST_LOG is set (e.g. CELOS_TEST_LOG=debug) to keep failures readable.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
 #include <cstdlib>
 
+#include <catch2/catch.hpp>
 #include <spdlog/spdlog.h>
 
 int main(int argc, char* argv[]) {

@@ -18,7 +18,8 @@ Result<void> FakeExternalService::check_reachable(const std::string& call) {
 Result<std::string> FakeExternalService::submit(const SlotId& slot) {
   if (throws_) throw std::runtime_error("fake service bug");
   std::lock_guard lock(mutex_);
-  if (auto ok = check_reachable("submit " + to_string(slot)); !ok) return tl::unexpected(ok.error());
+  if (auto ok = check_reachable("submit " + to_string(slot)); !ok)
+    return tl::unexpected(ok.error());
   if (refuses_) return fail("fake service refuses the job: invalid partition", ErrorCode::kInvalid);
   submitted.push_back(slot);
   std::string id = fmt::format("job-{}", next_id_++);
@@ -34,8 +35,7 @@ Result<void> FakeExternalService::start(const SlotId& slot, const std::string& e
   return {};
 }
 
-Result<ExternalStatus> FakeExternalService::status(const SlotId&,
-                                                   const std::string& external_id) {
+Result<ExternalStatus> FakeExternalService::status(const SlotId&, const std::string& external_id) {
   std::lock_guard lock(mutex_);
   if (auto ok = check_reachable("status " + external_id); !ok) return tl::unexpected(ok.error());
   auto it = statuses.find(external_id);

@@ -46,9 +46,9 @@ class FakeExternalService : public ExternalService {
   // Calls made, in order ("submit wf@...", "start job-1", "status job-1", "kill job-1").
   std::vector<std::string> calls() const;
 
-  std::vector<SlotId> submitted;                // in order
-  std::vector<std::string> started;             // external ids
-  std::vector<std::string> killed;              // external ids
+  std::vector<SlotId> submitted;     // in order
+  std::vector<std::string> started;  // external ids
+  std::vector<std::string> killed;   // external ids
   std::map<std::string, ExternalStatus> statuses;
 
  private:
@@ -77,7 +77,10 @@ class MemFileSystem : public FileSystem {
   Result<void> rename(const std::string& from, const std::string& to) override;
   Result<std::vector<FileStatus>> list(const std::string& directory) override;
 
-  void fail_at_write(int n) { fail_at_ = n; writes_ = 0; }
+  void fail_at_write(int n) {
+    fail_at_ = n;
+    writes_ = 0;
+  }
   // Every write of a file under `prefix` fails (a stray file where a directory should be, a
   // full disk for one workflow) until called again with "".
   void fail_writes_under(std::string prefix) {

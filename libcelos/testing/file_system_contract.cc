@@ -23,8 +23,8 @@ std::string read(FileSystem& fs, const std::string& path) {
 // not there is kNotFound, not an error of the file system.
 void writes_and_reads(FileSystem& fs, const std::string& base) {
   CHECK_FALSE(exists(fs, base + "/a"));
-  REQUIRE(fs.write_files({{base + "/a/b/c.txt", "hello"}, {base + "/a/d e.txt", "a & é\n"},
-                          {base + "/a/empty", ""}}));
+  REQUIRE(fs.write_files(
+      {{base + "/a/b/c.txt", "hello"}, {base + "/a/d e.txt", "a & é\n"}, {base + "/a/empty", ""}}));
   CHECK(exists(fs, base + "/a"));
   CHECK(exists(fs, base + "/a/b/c.txt"));
   CHECK(read(fs, base + "/a/b/c.txt") == "hello");

@@ -1,10 +1,10 @@
 #include "testing/free_port.h"
 
+#include <stdexcept>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <stdexcept>
 
 namespace celos::testing {
 

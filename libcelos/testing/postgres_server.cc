@@ -1,13 +1,12 @@
 #include "testing/postgres_server.h"
 
-#include <pwd.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include "testing/free_port.h"
 #include "testing/temp_dir.h"
@@ -57,9 +56,10 @@ std::unique_ptr<PostgresServer> PostgresServer::start(std::string& why_not) {
       }
     }
   }
-  server->run(fmt::format("{}/initdb -D {}/data -U celos --auth-local=trust "
-                          "--auth-host=scram-sha-256 --pwfile={}/pw -E UTF8 --no-sync",
-                          bin, quote(tmpl), quote(tmpl)));
+  server->run(
+      fmt::format("{}/initdb -D {}/data -U celos --auth-local=trust "
+                  "--auth-host=scram-sha-256 --pwfile={}/pw -E UTF8 --no-sync",
+                  bin, quote(tmpl), quote(tmpl)));
   for (int attempt = 0;; ++attempt) {
     server->port_ = free_port();
     try {
@@ -77,8 +77,8 @@ std::unique_ptr<PostgresServer> PostgresServer::start(std::string& why_not) {
 
 PostgresServer::~PostgresServer() {
   if (port_ != 0) {
-    std::string cmd = fmt::format("{}/pg_ctl -D {}/data -m immediate -w stop >/dev/null 2>&1",
-                                  bin_, quote(dir_));
+    std::string cmd =
+        fmt::format("{}/pg_ctl -D {}/data -m immediate -w stop >/dev/null 2>&1", bin_, quote(dir_));
     if (!user_.empty()) cmd = "runuser -u " + user_ + " -- sh -c " + quote(cmd);
     (void)std::system(cmd.c_str());
   }

@@ -21,7 +21,8 @@ class PostgresServer {
   PostgresServer& operator=(const PostgresServer&) = delete;
 
   int port() const { return port_; }
-  // Creates an empty database and returns its URI (postgresql://celos:<password>@127.0.0.1:<port>/<name>).
+  // Creates an empty database and returns its URI
+  // (postgresql://celos:<password>@127.0.0.1:<port>/<name>).
   std::string create_database(const std::string& name);
   // Runs SQL in a database through psql (throws on failure).
   void sql(const std::string& database, const std::string& statement) const;

@@ -1,14 +1,5 @@
 #include "testing/sshd_server.h"
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <pwd.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +7,15 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testing/free_port.h"
 #include "testing/temp_dir.h"
@@ -43,8 +42,8 @@ void run(const std::vector<std::string>& argv, const std::string& log) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error(fmt::format("sshd for tests: {} failed: {}", argv[0],
-                                         read_text_file(log)));
+    throw std::runtime_error(
+        fmt::format("sshd for tests: {} failed: {}", argv[0], read_text_file(log)));
   }
 }
 

@@ -3,10 +3,10 @@
 // internal SFTP server. Stopped and removed when the object dies.
 #pragma once
 
-#include <sys/types.h>
-
 #include <memory>
 #include <string>
+
+#include <sys/types.h>
 
 namespace celos::testing {
 

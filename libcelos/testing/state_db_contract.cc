@@ -69,7 +69,8 @@ void ranges_are_start_inclusive_end_exclusive_across_days(StateDatabase& db) {
 }
 
 void a_window_splits_open_states_from_final_times(StateDatabase& db) {
-  SlotState running = SlotState::of({"contract-window", kDay + hours(23)}, SlotStatus::kRunning, "r");
+  SlotState running =
+      SlotState::of({"contract-window", kDay + hours(23)}, SlotStatus::kRunning, "r");
   running.message = "second try";
   const std::vector<SlotState> states = {
       SlotState::of({"contract-window", kDay + hours(22)}, SlotStatus::kSuccess, "s"),
@@ -113,7 +114,8 @@ void rerun_markers_expire_only_for_final_slots(StateDatabase& db) {
   REQUIRE(db.mark_rerun(young, kDay + hours(24 * 10)));
   auto all = db.rerun_times("contract-rerun", kDay + hours(5));
   REQUIRE(all);
-  CHECK(*all == std::vector<Time>{final_slot.time, nothing_stored.time, running_slot.time, young.time});
+  CHECK(*all ==
+        std::vector<Time>{final_slot.time, nothing_stored.time, running_slot.time, young.time});
   CHECK(db.rerun_times("other-workflow", kDay + hours(5))->empty());
   // Fifteen days on, only the marker of the final slot has expired.
   for (int twice = 0; twice < 2; ++twice) {
@@ -264,7 +266,8 @@ void history_older_than_the_cutoff_is_pruned(StateDatabase& db) {
 
 void reads_after_a_prefetch_see_every_write(StateDatabase& db) {
   const std::string wf = "contract-prefetch";
-  const SlotId old_slot{wf, kDay - hours(48)}, first{wf, kDay + hours(1)}, second{wf, kDay + hours(2)};
+  const SlotId old_slot{wf, kDay - hours(48)}, first{wf, kDay + hours(1)},
+      second{wf, kDay + hours(2)};
   REQUIRE(db.put_slots({SlotState::of(first, SlotStatus::kSuccess, "a"),
                         SlotState::of(old_slot, SlotStatus::kRunning, "o")}));
   REQUIRE(db.mark_rerun(old_slot, kDay));
@@ -290,14 +293,13 @@ void reads_after_a_prefetch_see_every_write(StateDatabase& db) {
   REQUIRE(db.mark_rerun({wf, kDay + hours(5)}, kDay));
   CHECK(db.rerun_times(wf, kDay).value() == std::vector<Time>{old_slot.time, kDay + hours(5)});
   // The marker of the slot that became final expires; the young one stays.
-  CHECK(db.rerun_times(wf, kDay + hours(24 * 15)).value() ==
-        std::vector<Time>{kDay + hours(5)});
+  CHECK(db.rerun_times(wf, kDay + hours(24 * 15)).value() == std::vector<Time>{kDay + hours(5)});
 
   // A later window: slots before it are still read, a new workflow is seen.
   REQUIRE(db.prefetch({wf, "contract-prefetch-none"}, kDay + hours(2)));
   CHECK(db.get_slots(wf, kDay, kDay + hours(24)).value().size() == 2);
-  REQUIRE(db.put_slots({SlotState::of({"contract-prefetch-none", kDay + hours(4)},
-                                      SlotStatus::kReady)}));
+  REQUIRE(db.put_slots(
+      {SlotState::of({"contract-prefetch-none", kDay + hours(4)}, SlotStatus::kReady)}));
   CHECK(db.get_slots("contract-prefetch-none", kDay + hours(2), kDay + hours(24)).value().size() ==
         1);
 }

@@ -19,8 +19,8 @@ int main(int argc, char** argv) {
     std::cerr << "celos-next-times: " << cron.error().message << "\n";
     return 2;
   }
-  celos::Time from = std::chrono::time_point_cast<std::chrono::milliseconds>(
-      std::chrono::system_clock::now());
+  celos::Time from =
+      std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
   if (argc >= 3) {
     auto parsed = celos::parse_time(argv[2]);
     if (!parsed) {

@@ -14,6 +14,7 @@
 // caught per request). All times are UTC (SPEC §2).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -25,8 +26,6 @@
 #include <thread>
 #include <utility>
 
-#include <atomic>
-
 #include "celos/audit.h"
 #include "celos/auth.h"
 #include "celos/db_watch.h"
@@ -35,8 +34,8 @@
 #include "celos/metrics.h"
 #include "celos/request_pool.h"
 #include "celos/route_table.h"
-#include "celos/state_db.h"
 #include "celos/scheduler.h"
+#include "celos/state_db.h"
 #include "celos/time.h"
 #include "celos/version.h"
 

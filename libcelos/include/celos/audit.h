@@ -29,8 +29,8 @@ namespace celos {
 
 struct AuditRecord {
   Time time{};
-  std::string node;    // this server (host:port)
-  std::string client;  // the peer address (or X-Forwarded-For of a forwarded request)
+  std::string node;                  // this server (host:port)
+  std::string client;                // the peer address (or X-Forwarded-For of a forwarded request)
   std::optional<std::string> token;  // the token's name
   std::string method;
   std::string path;
@@ -47,8 +47,8 @@ struct AuditRecord {
 
 // The longest value (bytes) each field keeps; documented in docs/operations.md.
 struct AuditFieldLimits {
-  static constexpr std::size_t kNode = 256, kClient = 256, kToken = 128, kMethod = 16,
-                               kPath = 1024, kQuery = 2048;
+  static constexpr std::size_t kNode = 256, kClient = 256, kToken = 128, kMethod = 16, kPath = 1024,
+                               kQuery = 2048;
 };
 // Cuts over-long fields to AuditFieldLimits (never inside a UTF-8 sequence) and notes them in
 // `truncated`. A bounded record serializes to at most ~4 KB.

@@ -71,7 +71,7 @@ std::shared_ptr<HttpClient> with_bearer_token(std::shared_ptr<HttpClient> inner,
 
 struct AuthOptions {
   TokenStore* tokens = nullptr;  // null: no authentication (SPEC §13: nothing changes)
-  bool auth_reads = false;             // --auth-reads: reads need a viewer token too
+  bool auth_reads = false;       // --auth-reads: reads need a viewer token too
 };
 
 struct AuthResult {

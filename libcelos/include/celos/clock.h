@@ -86,8 +86,8 @@ class ManualClock final : public Clock {
   void advance(std::chrono::milliseconds step);
   // Sets the wall clock alone, as an operator or NTP does (the monotonic clock does not move).
   void set_wall(Time wall);
-  // The number of threads inside sleep_until() or wait_until() right now: a test advances once the thread it
-  // drives is waiting.
+  // The number of threads inside sleep_until() or wait_until() right now: a test advances once the
+  // thread it drives is waiting.
   int sleepers() const;
 
  private:

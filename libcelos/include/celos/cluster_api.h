@@ -18,7 +18,7 @@ void register_cluster_routes(RouteTable& table, Cluster& cluster);
 
 // Where a standby forwards (issue 33): off the HTTP threads, with a deadline.
 struct ForwardingOptions {
-  RequestPool* pool = nullptr;    // null: on the calling thread (unit tests)
+  RequestPool* pool = nullptr;     // null: on the calling thread (unit tests)
   DeadlineTimer* timer = nullptr;  // null: no deadline but the HTTP client's own
   std::chrono::milliseconds timeout{30000};
   int retry_after_seconds = 2;  // the Retry-After of the 503s
@@ -35,8 +35,8 @@ struct ForwardingOptions {
 // (SPEC §16): only the node that answers the client records a mutation: the standby that
 // forwarded it (with the client's address and token name, and the status it answered); the
 // leader does not record an authentic forwarded mutation.
-AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& api,
-                                           Cluster& cluster, std::shared_ptr<HttpClient> http,
+AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& api, Cluster& cluster,
+                                           std::shared_ptr<HttpClient> http,
                                            ForwardingOptions forwarding = {});
 
 // The JSON of GET /api/v1/cluster.

@@ -51,8 +51,8 @@ std::string_view to_string(InputMode mode);
 
 // One entry of a workflow's `inputs` or `outputs`: which dataset and how.
 struct DatasetUse {
-  std::string dataset;  // the dataset id (resolved after all files are loaded)
-  std::int64_t offset = 0;  // seconds
+  std::string dataset;                  // the dataset id (resolved after all files are loaded)
+  std::int64_t offset = 0;              // seconds
   InputMode mode = InputMode::kLatest;  // inputs only
   int min_instances = 1;                // mode new only
 
@@ -89,8 +89,8 @@ std::string replace_variables(std::string_view text,
 struct ResolvedInput {
   Dataset dataset;
   DatasetUse use;
-  std::string consumer;           // the workflow that reads it
-  Time consumer_start_time{};     // mode new looks no earlier than this
+  std::string consumer;                 // the workflow that reads it
+  Time consumer_start_time{};           // mode new looks no earlier than this
   std::optional<std::string> producer;  // the workflow that outputs it, if any
   std::int64_t producer_offset = 0;     // instance T is the producer's slot T - offset
 };

@@ -91,7 +91,8 @@ class ExternalService {
       const std::vector<Job>& jobs);
   // Starts many submitted jobs (Slurm: one `scontrol release`). Entries as for status_many().
   // The default calls start() once per job.
-  [[nodiscard]] virtual std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs);
+  [[nodiscard]] virtual std::map<std::string, Result<void>> start_many(
+      const std::vector<Job>& jobs);
   // Services whose jobs are best asked about together (status_many is one call, not a loop)
   // say so, and the step gives them all their RUNNING slots at once.
   virtual bool batches_status() const { return false; }

@@ -19,7 +19,7 @@
 namespace celos {
 
 struct HostPolicy {
-  bool any = false;            // --allowed-hosts '*'
+  bool any = false;             // --allowed-hosts '*'
   std::set<std::string> hosts;  // lower-case, without port or brackets
 };
 

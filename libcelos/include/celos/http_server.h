@@ -14,9 +14,9 @@
 namespace celos {
 
 struct HttpServerRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // as received: /workflow-slots?id=a%20b
-  std::string path;    // decoded path without the query: /workflow-slots
+  std::string method;                             // "GET", "POST", ...
+  std::string target;                             // as received: /workflow-slots?id=a%20b
+  std::string path;                               // decoded path without the query: /workflow-slots
   std::multimap<std::string, std::string> query;  // decoded query parameters
   std::map<std::string, std::string> headers;     // names lower-case
   std::string body;

@@ -19,8 +19,7 @@ namespace celos {
 
 // `clock` is for tests; by default the system clock. Throws spdlog::spdlog_ex if the file
 // cannot be opened (a start-up failure).
-std::shared_ptr<spdlog::sinks::sink> make_daily_log_sink(std::string directory,
-                                                         int keep_days = 30,
+std::shared_ptr<spdlog::sinks::sink> make_daily_log_sink(std::string directory, int keep_days = 30,
                                                          std::function<Time()> clock = {});
 
 // Closes and reopens celos.log of a sink made by make_daily_log_sink (SIGHUP: after the file

@@ -44,8 +44,8 @@ class Histogram {
 // The label values of SPEC §16.
 inline constexpr std::array<std::string_view, 5> kMetricServices{"oozie", "command", "slurm",
                                                                  "webhdfs", "file"};
-inline constexpr std::array<std::string_view, 6> kMetricOperations{"submit", "start", "status",
-                                                                   "kill", "exists", "delete"};
+inline constexpr std::array<std::string_view, 6> kMetricOperations{"submit", "start",  "status",
+                                                                   "kill",   "exists", "delete"};
 
 class Metrics final : public SchedulerListener, public ExternalCallObserver {
  public:

@@ -52,7 +52,7 @@ struct Notification {
   std::string webhook;
   std::string body;  // the JSON payload
   Time created{};
-  Time due{};        // the next attempt
+  Time due{};  // the next attempt
   int attempts = 0;
 };
 
@@ -70,7 +70,7 @@ class NotificationQueue {
   std::optional<Time> send_due(Time now);
 
   std::size_t size() const;
-  std::uint64_t dropped() const;      // celos_notifications_dropped_total
+  std::uint64_t dropped() const;  // celos_notifications_dropped_total
   std::uint64_t delivered() const;
   std::uint64_t undeliverable() const;
   std::uint64_t refused() const;

@@ -31,8 +31,8 @@ struct RangeRequest {
   Time end{};
   std::optional<std::set<SlotStatus>> statuses;  // nothing: every status
   bool dry_run = false;
-  Time now{};               // the request's time (rerun markers, history `at`)
-  std::string by = "api";   // who asked (history `by`)
+  Time now{};              // the request's time (rerun markers, history `at`)
+  std::string by = "api";  // who asked (history `by`)
 };
 
 struct RangeSlot {

@@ -38,9 +38,9 @@ inline constexpr std::chrono::hours kSlidingWindow{24 * 7};
 
 struct StepReport {
   Time now{};
-  int workflows = 0;          // workflows stepped (not paused, not filtered out)
-  int changed = 0;            // slot states written
-  int submitted = 0;          // slots submitted to their external service
+  int workflows = 0;                // workflows stepped (not paused, not filtered out)
+  int changed = 0;                  // slot states written
+  int submitted = 0;                // slots submitted to their external service
   std::vector<std::string> errors;  // one line per workflow/slot that failed (also logged)
   std::chrono::milliseconds duration{0};
   int external_calls = 0;        // submit, start, status and kill calls made (batch = 1)

@@ -50,12 +50,12 @@ struct ServerOptions {
   // --audit-keep-days: days of audit trail kept (rolled audit.log files; rows of the table).
   int audit_keep_days = 90;
   // State backends and the cluster (SPEC §11, §16).
-  std::string state_db;            // --state-db URI; empty = file:<db_dir>
-  std::string import_db_dir;       // --import-db DIR: copy DIR into --state-db and exit
-  bool force = false;              // --force: --import-db empties a non-empty target first
-  std::string node_id;             // --node-id; empty = <hostname>:<port>
-  std::string advertise_url;       // --advertise-url; empty = http://<host>:<port>
-  int lease_seconds = 10;          // --lease-seconds
+  std::string state_db;                // --state-db URI; empty = file:<db_dir>
+  std::string import_db_dir;           // --import-db DIR: copy DIR into --state-db and exit
+  bool force = false;                  // --force: --import-db empties a non-empty target first
+  std::string node_id;                 // --node-id; empty = <hostname>:<port>
+  std::string advertise_url;           // --advertise-url; empty = http://<host>:<port>
+  int lease_seconds = 10;              // --lease-seconds
   std::string cluster_name = "celos";  // --cluster-name
   // --history-retention-days: slot history older than this is pruned by the leader, at most
   // once an hour (StateDatabase::prune_history); 0 = kept forever.
@@ -76,8 +76,7 @@ struct ServerCommandLine {
 // Parses and validates celos-server's arguments (argv[0] is the program name). Errors are
 // kInvalid with one line (no newline) that names the flag; the caller exits 2.
 // `version` is printed for --version.
-[[nodiscard]] Result<ServerCommandLine> parse_server_command_line(int argc,
-                                                                  const char* const* argv,
+[[nodiscard]] Result<ServerCommandLine> parse_server_command_line(int argc, const char* const* argv,
                                                                   const std::string& version);
 
 // Start-up checks of the directories (exit 2 on failure, one line naming the directory):

@@ -8,8 +8,8 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "celos/error.h"
 #include "celos/time.h"

@@ -20,9 +20,9 @@
 // (PENDING, reason JobHeldUser) is ExternalStatus::kSubmitted.
 //
 // kill(): `scancel`. Every command is bounded by `timeout`; after one timed out or found the
-// controller unreachable, commands to that controller fail at once for `outage_pause`. A refused sbatch is an Error with
-// ErrorCode::kInvalid and Slurm's message; a controller that cannot be reached, or a timeout,
-// is ErrorCode::kFailed.
+// controller unreachable, commands to that controller fail at once for `outage_pause`. A refused
+// sbatch is an Error with ErrorCode::kInvalid and Slurm's message; a controller that cannot be
+// reached, or a timeout, is ErrorCode::kFailed.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // The state database (SPEC §5).
 //
-//   <db>/state/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>  {"time":..,"status":..,"externalID":..,"retryCount":N}
+//   <db>/state/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>
+//   {"time":..,"status":..,"externalID":..,"retryCount":N}
 //   <db>/rerun/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ>  {"rerunTime":"<when the rerun was asked>"}
 //   <db>/paused/<workflow>                              exists = paused
 //
@@ -46,10 +47,10 @@ inline constexpr std::chrono::hours kRerunMarkerLifetime{24 * 14};
 
 // One recorded change of a slot's state (slot history, SPEC §13/§16).
 struct SlotHistoryEntry {
-  Time at{};                        // the step's `now`, or the time of the API request
-  std::optional<SlotStatus> from;   // nothing when no state was stored before
-  SlotState to;                     // the new state (its id names the slot)
-  std::string by;                   // "step", or "api:<token name or anonymous>@<client>"
+  Time at{};                       // the step's `now`, or the time of the API request
+  std::optional<SlotStatus> from;  // nothing when no state was stored before
+  SlotState to;                    // the new state (its id names the slot)
+  std::string by;                  // "step", or "api:<token name or anonymous>@<client>"
 
   friend bool operator==(const SlotHistoryEntry&, const SlotHistoryEntry&) = default;
 };
@@ -109,8 +110,7 @@ class StateDatabase {
     std::vector<SlotState> open;
     std::vector<std::pair<Time, SlotStatus>> closed;
   };
-  [[nodiscard]] virtual Result<Window> get_window(std::string_view workflow, Time start,
-                                                  Time end);
+  [[nodiscard]] virtual Result<Window> get_window(std::string_view workflow, Time start, Time end);
 
   // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
   // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
@@ -200,9 +200,10 @@ struct ImportReport {
 // Copies the file database `dir` (the original Celos's included) into the PostgreSQL database
 // `uri` in one transaction (SPEC §16): slots, rerun markers that have not expired at `now`, pause
 // flags, announced dataset instances, the maintenance mode and the slot history (a torn history
-// line is skipped with a warning, as readers of the file backend do). Locks `dir` for the time of the copy. A corrupt file is a kCorrupt error naming it, and
-// nothing is written. A target that holds any slot, marker or flag is refused (kInvalid) unless
-// `force`, which empties it first (in the same transaction).
+// line is skipped with a warning, as readers of the file backend do). Locks `dir` for the time of
+// the copy. A corrupt file is a kCorrupt error naming it, and nothing is written. A target that
+// holds any slot, marker or flag is refused (kInvalid) unless `force`, which empties it first (in
+// the same transaction).
 [[nodiscard]] Result<ImportReport> import_file_database(const std::string& dir,
                                                         const std::string& uri, bool force,
                                                         Time now);

@@ -46,8 +46,8 @@ class TriggerContext {
   // Was instance `time` of dataset `dataset_id` announced?
   [[nodiscard]] virtual Result<bool> instance_announced(const std::string& dataset_id, Time time);
   // The announced instances of a dataset with start <= time < end, ascending.
-  [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(
-      const std::string& dataset_id, Time start, Time end);
+  [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(const std::string& dataset_id,
+                                                                      Time start, Time end);
 };
 
 class Trigger {

@@ -94,7 +94,7 @@ struct UiSlot {
 struct UiWorkflow {
   std::string id;
   bool paused = false;
-  std::vector<UiSlot> slots;  // any order
+  std::vector<UiSlot> slots;         // any order
   std::optional<std::string> error;  // its slots could not be read: shown in its row
 };
 
@@ -115,7 +115,7 @@ struct UiConfig {
 // Rendering
 
 struct UiPage {
-  Time time;                          // the time asked for (shown in the corner)
+  Time time;  // the time asked for (shown in the corner)
   TileGrid grid;
   UiConfig config;                    // empty: every workflow is "Unlisted workflows"
   std::vector<UiWorkflow> workflows;  // every workflow celos-server knows, sorted by id
@@ -203,9 +203,9 @@ class CelosApiReader {
 // The UI server's request handler
 
 struct UiServerOptions {
-  std::string celos_url;     // e.g. http://127.0.0.1:8080 (no trailing slash needed)
-  std::string hue_url;       // "" = none
-  std::string config_path;   // "" = none; re-read whenever its modification time changes
+  std::string celos_url;    // e.g. http://127.0.0.1:8080 (no trailing slash needed)
+  std::string hue_url;      // "" = none
+  std::string config_path;  // "" = none; re-read whenever its modification time changes
   std::shared_ptr<HttpClient> client;
   std::function<Time()> now;  // default: the system clock
   int parallelism = 8;        // concurrent /workflow-slots requests when there is no batch

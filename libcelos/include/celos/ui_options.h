@@ -16,12 +16,12 @@
 namespace celos {
 
 struct UiOptions {
-  int port = -1;                    // --port (required; 0 = any free port)
-  std::string host = "127.0.0.1";   // --host
-  std::string celos_url;            // --celos (required, http:// or https://)
-  std::string hue_url;              // --hue (optional, http:// or https://)
-  std::string config_path;          // --config (optional; checked once at start-up)
-  std::string token_file;           // --celos-token-file (optional)
+  int port = -1;                             // --port (required; 0 = any free port)
+  std::string host = "127.0.0.1";            // --host
+  std::string celos_url;                     // --celos (required, http:// or https://)
+  std::string hue_url;                       // --hue (optional, http:// or https://)
+  std::string config_path;                   // --config (optional; checked once at start-up)
+  std::string token_file;                    // --celos-token-file (optional)
   std::optional<std::string> allowed_hosts;  // --allowed-hosts; nullopt = the default list
 };
 

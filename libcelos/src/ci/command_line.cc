@@ -1,9 +1,9 @@
 // celos-ci's command line. Parsing lives here rather than in main() so that every rejection
 // (the contract's "one clear line and a non-zero exit") is unit-tested.
-#include <fmt/format.h>
+#include <sstream>
 
 #include <boost/program_options.hpp>
-#include <sstream>
+#include <fmt/format.h>
 
 #include "celos/deploy.h"
 

@@ -1,6 +1,7 @@
-#include <catch2/catch.hpp>
 #include <initializer_list>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "celos/deploy.h"
 

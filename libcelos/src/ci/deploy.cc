@@ -3,10 +3,10 @@
 // deployment is what remains (see docs/deploy.md for the order and its reasons).
 #include "celos/deploy.h"
 
-#include <fmt/format.h>
-
 #include <functional>
 #include <random>
+
+#include <fmt/format.h>
 
 namespace celos {
 

@@ -2,8 +2,9 @@
 // change a deploy makes fail in turn and check that the previous deployment is what remains.
 #include "celos/deploy.h"
 
-#include <catch2/catch.hpp>
 #include <map>
+
+#include <catch2/catch.hpp>
 
 #include "celos/file_system_wrapper.h"
 #include "testing/fakes.h"

@@ -1,7 +1,7 @@
 // Reading a deployment directory and checking its JavaScript before anything remote changes.
-#include <fmt/format.h>
-
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "celos/deploy.h"
 #include "js/js_heap.h"

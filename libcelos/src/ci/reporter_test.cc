@@ -1,7 +1,8 @@
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <memory>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "celos/deploy.h"
 

@@ -1,10 +1,10 @@
 // celos-ci end to end: target file, Hadoop configuration, connections, then deploy or undeploy.
 // Kept apart from deploy.cc because this is where the real adapters (SFTP, WebHDFS, the local
 // disk) are chosen; deploy.cc only sees FileSystem.
-#include <fmt/format.h>
-
 #include <filesystem>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "celos/deploy.h"
 #include "celos/hadoop.h"

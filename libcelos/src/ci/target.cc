@@ -1,8 +1,8 @@
 // file:/sftp: URLs and the target file.
-#include <fmt/format.h>
+#include <charconv>
 
 #include <boost/json.hpp>
-#include <charconv>
+#include <fmt/format.h>
 
 #include "celos/deploy.h"
 

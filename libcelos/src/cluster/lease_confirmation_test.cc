@@ -1,11 +1,12 @@
 // The PostgreSQL cluster's lease confirmation (cluster/lease_confirmation.h) against a private
 // PostgreSQL: it holds only while the lease row names this node and epoch with time to spare.
+#include "cluster/lease_confirmation.h"
+
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "celos/state_db.h"
-#include "cluster/lease_confirmation.h"
 #include "testing/postgres_server.h"
 
 using namespace celos;
@@ -35,8 +36,9 @@ TEST_CASE("a lease confirmation holds only for the holder and epoch with time to
   auto confirm = [&] { return LeaseConfirmation(pool, fence, milliseconds(2000)).confirm(); };
 
   CHECK_FALSE(confirm());  // no lease held
-  lease.sql("INSERT INTO celos_lease VALUES ('c', 'n1', 'http://n1', 7, now(), "
-            "now() + interval '60 seconds')");
+  lease.sql(
+      "INSERT INTO celos_lease VALUES ('c', 'n1', 'http://n1', 7, now(), "
+      "now() + interval '60 seconds')");
   fence->set(WriteFence::Holder{"c", "n1", 7});
   REQUIRE(confirm());
 
@@ -63,8 +65,9 @@ TEST_CASE("a reused lease confirmation asks again once its short reuse is over")
   REQUIRE(open_state_database(lease.uri));
   pg::Pool pool(lease.uri);
   auto fence = std::make_shared<WriteFence>();
-  lease.sql("INSERT INTO celos_lease VALUES ('c', 'n1', 'http://n1', 7, now(), "
-            "now() + interval '60 seconds')");
+  lease.sql(
+      "INSERT INTO celos_lease VALUES ('c', 'n1', 'http://n1', 7, now(), "
+      "now() + interval '60 seconds')");
   fence->set(WriteFence::Holder{"c", "n1", 7});
   LeaseConfirmation confirmation(pool, fence, milliseconds(2000));
   REQUIRE(confirmation.confirm());

@@ -31,7 +31,9 @@ Time ms_time(const std::optional<std::string>& text) {
 class PostgresCluster final : public Cluster {
  public:
   PostgresCluster(std::string uri, ClusterOptions options, std::shared_ptr<WriteFence> fence)
-      : uri_(std::move(uri)), options_(std::move(options)), fence_(std::move(fence)),
+      : uri_(std::move(uri)),
+        options_(std::move(options)),
+        fence_(std::move(fence)),
         reads_(uri_, pg::SessionLimits{lease_ms()}) {
     tick();
     thread_ = std::thread([this] { loop(); });
@@ -88,8 +90,8 @@ class PostgresCluster final : public Cluster {
   // database (cluster/lease_confirmation.h).
   Result<void> confirm() override {
     if (!is_leader()) {
-      return fail(fmt::format("node {} is not the leader of cluster {} any more",
-                              options_.node_id, options_.name),
+      return fail(fmt::format("node {} is not the leader of cluster {} any more", options_.node_id,
+                              options_.name),
                   ErrorCode::kUnavailable);
     }
     return confirmation_.confirm();
@@ -136,7 +138,8 @@ class PostgresCluster final : public Cluster {
         return;
       }
       // Short transactions with a deadline: a stuck statement must not outlive the lease.
-      (void)pg::exec(conn_.get(), fmt::format("SET statement_timeout = {}", lease_ms().count() / 3));
+      (void)pg::exec(conn_.get(),
+                     fmt::format("SET statement_timeout = {}", lease_ms().count() / 3));
     }
     const auto sent = Steady::now();
     Result<void> done = leading_ ? renew(sent) : campaign(sent);
@@ -194,12 +197,13 @@ class PostgresCluster final : public Cluster {
 
   Result<void> heartbeat() {
     const bool leader = is_leader();
-    auto r = pg::exec(conn_.get(),
-                      "INSERT INTO celos_nodes (cluster, id, url, role, last_seen) "
-                      "VALUES ($1, $2, $3, $4, now()) ON CONFLICT (cluster, id) DO UPDATE SET "
-                      "url = excluded.url, role = excluded.role, last_seen = now()",
-                      {options_.name, options_.node_id, options_.url,
-                       std::string(to_string(leader ? ClusterRole::kLeader : ClusterRole::kStandby))});
+    auto r =
+        pg::exec(conn_.get(),
+                 "INSERT INTO celos_nodes (cluster, id, url, role, last_seen) "
+                 "VALUES ($1, $2, $3, $4, now()) ON CONFLICT (cluster, id) DO UPDATE SET "
+                 "url = excluded.url, role = excluded.role, last_seen = now()",
+                 {options_.name, options_.node_id, options_.url,
+                  std::string(to_string(leader ? ClusterRole::kLeader : ClusterRole::kStandby))});
     if (!r) return tl::unexpected(r.error());
     const Time asked = wall_now();
     r = pg::exec(conn_.get(),
@@ -211,8 +215,8 @@ class PostgresCluster final : public Cluster {
     if (!r) return tl::unexpected(r.error());
     measure_skew(asked, wall_now(), ms_time(pg::field(r->get(), 0, 2)));
     std::lock_guard lock(mutex_);
-    holder_ = ClusterLeaderInfo{pg::field(r->get(), 0, 0).value_or(""),
-                                pg::field(r->get(), 0, 1).value_or(""), 0, {}};
+    holder_ = ClusterLeaderInfo{
+        pg::field(r->get(), 0, 0).value_or(""), pg::field(r->get(), 0, 1).value_or(""), 0, {}};
     return {};
   }
 
@@ -225,10 +229,11 @@ class PostgresCluster final : public Cluster {
     const bool skewed = std::chrono::abs(skew) - round_trip / 2 > kClockSkewWarning;
     std::lock_guard lock(mutex_);
     if (skewed && !skew_warned_) {
-      spdlog::warn("cluster: this node's clock is {:.1f} s {} the database's (more than {} s): "
-                   "it steps at its own clock; fix its time synchronization",
-                   std::abs(skew.count()) / 1000.0, skew.count() > 0 ? "behind" : "ahead of",
-                   kClockSkewWarning.count() / 1000);
+      spdlog::warn(
+          "cluster: this node's clock is {:.1f} s {} the database's (more than {} s): "
+          "it steps at its own clock; fix its time synchronization",
+          std::abs(skew.count()) / 1000.0, skew.count() > 0 ? "behind" : "ahead of",
+          kClockSkewWarning.count() / 1000);
     }
     skew_warned_ = skewed;
     skew_ = skew;
@@ -293,8 +298,8 @@ class PostgresCluster final : public Cluster {
                       "WHERE cluster = $1 AND holder = $2 AND epoch = $3",
                       {options_.name, options_.node_id, std::to_string(epoch)});
     if (!r) return tl::unexpected(r.error());
-    spdlog::info("cluster {}: {} stepped down (epoch {}); not campaigning for {} s",
-                 options_.name, options_.node_id, epoch, hold.count());
+    spdlog::info("cluster {}: {} stepped down (epoch {}); not campaigning for {} s", options_.name,
+                 options_.node_id, epoch, hold.count());
     return {};
   }
 
@@ -313,7 +318,7 @@ class PostgresCluster final : public Cluster {
   Steady::time_point valid_until_{};
   Steady::time_point hold_until_{};
   mutable ClusterLeaderInfo holder_;  // as last seen (an empty id: none)
-  std::string secret_;                 // the forwarding secret, once read
+  std::string secret_;                // the forwarding secret, once read
   std::optional<std::chrono::milliseconds> skew_;
   bool skew_warned_ = false;
   std::thread thread_;

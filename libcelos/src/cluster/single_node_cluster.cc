@@ -38,9 +38,10 @@ class SingleNodeCluster final : public Cluster {
   }
 
   Result<Time> step_down(std::chrono::seconds) override {
-    return fail("a server with the file state database is a cluster of one: there is no lease "
-                "to give up (use --state-db postgresql://… for a cluster)",
-                ErrorCode::kInvalid);
+    return fail(
+        "a server with the file state database is a cluster of one: there is no lease "
+        "to give up (use --state-db postgresql://… for a cluster)",
+        ErrorCode::kInvalid);
   }
 
  private:

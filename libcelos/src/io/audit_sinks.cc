@@ -74,8 +74,8 @@ class RateLimitedAuditSink final : public AuditSink {
  private:
   bool admit(const std::string& client, Clock::time_point now) {
     auto it = clients_.find(client);
-    if (it != clients_.end() && !it->second.bucket.take(limit_.client_burst,
-                                                        limit_.client_per_second, now)) {
+    if (it != clients_.end() &&
+        !it->second.bucket.take(limit_.client_burst, limit_.client_per_second, now)) {
       return false;
     }
     if (!total_.take(limit_.total_burst, limit_.total_per_second, now)) return false;

@@ -1,15 +1,15 @@
 // The audit trail's sinks (celos/audit.h): bounded records, the file read backwards, daily
 // files with retention, the rate limit of refusals, and the PostgreSQL table.
-#include <sys/stat.h>
-#include <unistd.h>
+#include "celos/audit.h"
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "celos/audit.h"
 #include "io/backward_lines.h"
 #include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
@@ -76,10 +76,13 @@ TEST_CASE("Lines are read from the end of a file, skipping over-long ones") {
   const std::string path = dir / "f";
   std::ofstream(path) << "first\n" << std::string(5000, 'L') << "\n\nthird\nlast-without-newline";
   std::vector<std::string> lines;
-  auto ok = for_each_line_backwards(path, [&](std::string_view l) {
-    lines.emplace_back(l);
-    return true;
-  }, /*max_line=*/1000, /*block=*/7);
+  auto ok = for_each_line_backwards(
+      path,
+      [&](std::string_view l) {
+        lines.emplace_back(l);
+        return true;
+      },
+      /*max_line=*/1000, /*block=*/7);
   REQUIRE(ok);
   CHECK(lines == std::vector<std::string>{"last-without-newline", "third", "first"});
   lines.clear();
@@ -148,9 +151,12 @@ TEST_CASE("Refusals over a client's budget are counted, not written, then summar
   auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   std::uint64_t suppressed = 0;
   auto sink = make_rate_limited_audit_sink(
-      std::move(memory),
-      {.client_burst = 3, .client_per_second = 1, .total_burst = 100, .total_per_second = 100,
-       .clock = [&now] { return now; }, .on_suppressed = [&](std::uint64_t n) { suppressed += n; }});
+      std::move(memory), {.client_burst = 3,
+                          .client_per_second = 1,
+                          .total_burst = 100,
+                          .total_per_second = 100,
+                          .clock = [&now] { return now; },
+                          .on_suppressed = [&](std::uint64_t n) { suppressed += n; }});
   AuditRecord refused = record(at(1, 0), "10.0.0.9", 401);
   refused.refused = true;
   for (int i = 0; i < 50; ++i) sink->append(refused);
@@ -173,7 +179,8 @@ TEST_CASE("A client that went quiet gets its summary once its bucket is full aga
   MemorySink& inner = *memory;
   auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   auto sink = make_rate_limited_audit_sink(
-      std::move(memory), {.client_burst = 2, .client_per_second = 1, .clock = [&now] { return now; }});
+      std::move(memory),
+      {.client_burst = 2, .client_per_second = 1, .clock = [&now] { return now; }});
   AuditRecord refused = record(at(1, 0), "10.0.0.9", 403);
   refused.refused = true;
   for (int i = 0; i < 10; ++i) sink->append(refused);
@@ -189,7 +196,8 @@ TEST_CASE("The total budget bounds refusals of many clients") {
   MemorySink& inner = *memory;
   auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
   auto sink = make_rate_limited_audit_sink(
-      std::move(memory), {.total_burst = 10, .total_per_second = 1, .clock = [&now] { return now; }});
+      std::move(memory),
+      {.total_burst = 10, .total_per_second = 1, .clock = [&now] { return now; }});
   for (int i = 0; i < 100; ++i) {
     AuditRecord refused = record(at(1, 0), "10.0.1." + std::to_string(i), 401);
     refused.refused = true;

@@ -1,15 +1,14 @@
 #include "io/backward_lines.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace celos {
 namespace {
@@ -27,7 +26,8 @@ Result<void> read_at(int fd, char* out, std::size_t size, off_t offset, const st
     const ssize_t n = ::pread(fd, out, size, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return fail(fmt::format("cannot read {}: {}", path, n < 0 ? std::strerror(errno) : "short read"));
+      return fail(
+          fmt::format("cannot read {}: {}", path, n < 0 ? std::strerror(errno) : "short read"));
     }
     out += n;
     size -= static_cast<std::size_t>(n);

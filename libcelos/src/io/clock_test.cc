@@ -1,8 +1,9 @@
+#include "celos/clock.h"
+
 #include <atomic>
-#include <catch2/catch.hpp>
 #include <thread>
 
-#include "celos/clock.h"
+#include <catch2/catch.hpp>
 
 namespace celos {
 namespace {

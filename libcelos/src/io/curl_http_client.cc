@@ -1,13 +1,12 @@
 // The libcurl HttpClient. One easy handle per (client, thread), kept between requests so that
 // libcurl can reuse connections (keep-alive to Oozie and the name nodes); a handle is never
 // shared between threads, which is all libcurl asks of us.
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <thread>
 
+#include <curl/curl.h>
 #include <fmt/format.h>
 
 #include "celos/http_client.h"

@@ -1,18 +1,17 @@
 // The curl client against a tiny HTTP/1.1 server on 127.0.0.1 in this process (a thread that
 // answers from a script), so that redirects, bodies and connection reuse are real.
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+
 #include <arpa/inet.h>
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <atomic>
-#include <functional>
-#include <optional>
-#include <mutex>
-#include <thread>
-
-#include <catch2/catch.hpp>
-#include <fmt/format.h>
 
 #include "celos/http_client.h"
 
@@ -121,8 +120,8 @@ class TinyServer {
 };
 
 std::string reply(int status, const std::string& body, const std::string& extra = "") {
-  return fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n{}\r\n{}", status, body.size(),
-                     extra, body);
+  return fmt::format("HTTP/1.1 {} X\r\nContent-Length: {}\r\n{}\r\n{}", status, body.size(), extra,
+                     body);
 }
 
 TEST_CASE("The curl client sends method, headers and body and returns status, headers, body") {

@@ -1,7 +1,5 @@
 // spdlog's own daily sink names today's file after the date too, which breaks `tail -f` at
 // midnight and the manual's "celos.log"; this one keeps celos.log and renames at the roll.
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +8,7 @@
 
 #include <spdlog/details/file_helper.h>
 #include <spdlog/sinks/base_sink.h>
+#include <sys/stat.h>
 
 #include "celos/logging.h"
 
@@ -68,8 +67,9 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::error_code ec;
     stdfs::rename(path_, path_ + "." + day, ec);  // on failure keep appending: never lose lines
     // Not through spdlog: this sink is inside the logger that would report it.
-    if (ec) std::fprintf(stderr, "celos: cannot roll %s to %s.%s: %s\n", path_.c_str(),
-                         path_.c_str(), day.c_str(), ec.message().c_str());
+    if (ec)
+      std::fprintf(stderr, "celos: cannot roll %s to %s.%s: %s\n", path_.c_str(), path_.c_str(),
+                   day.c_str(), ec.message().c_str());
     prune();
   }
 
@@ -84,8 +84,9 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     std::sort(rolled.begin(), rolled.end());  // yyyy-mm-dd sorts by date
     for (std::size_t i = 0; i + keep_days_ < rolled.size(); ++i) {
       stdfs::remove(directory_ + "/" + rolled[i], ec);
-      if (ec) std::fprintf(stderr, "celos: cannot remove the expired log %s/%s: %s\n",
-                           directory_.c_str(), rolled[i].c_str(), ec.message().c_str());
+      if (ec)
+        std::fprintf(stderr, "celos: cannot remove the expired log %s/%s: %s\n", directory_.c_str(),
+                     rolled[i].c_str(), ec.message().c_str());
     }
   }
 

@@ -1,7 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 
+#include <catch2/catch.hpp>
 #include <spdlog/logger.h>
 
 #include "celos/logging.h"

@@ -1,14 +1,13 @@
 // <logs>/audit.log: one JSON line per mutating request (SPEC §13), rolled daily, read backwards.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "celos/audit.h"
 #include "io/backward_lines.h"

@@ -19,8 +19,8 @@ auto timed(ExternalCallObserver& observer, std::string_view service, std::string
   const auto started = Clock::now();
   auto result = call();
   observer.on_external_call(service, operation,
-                                std::chrono::duration<double>(Clock::now() - started).count(),
-                                result.has_value());
+                            std::chrono::duration<double>(Clock::now() - started).count(),
+                            result.has_value());
   return result;
 }
 
@@ -61,9 +61,8 @@ class InstrumentedService final : public ExternalServiceWrapper {
     auto results = call();
     bool all_ok = true;
     for (const auto& [id, result] : results) all_ok = all_ok && result.has_value();
-    observer_.on_external_call(kind_, operation,
-                                   std::chrono::duration<double>(Clock::now() - started).count(),
-                                   all_ok);
+    observer_.on_external_call(
+        kind_, operation, std::chrono::duration<double>(Clock::now() - started).count(), all_ok);
     return results;
   }
 
@@ -87,8 +86,8 @@ class InstrumentedSource final : public WorkflowSource {
       auto& wrapper = wrappers[raw];
       if (!wrapper) {
         const auto old = wrappers_.find(raw);
-        wrapper = old != wrappers_.end() ? old->second
-                                         : instrument_service(workflow.service, observer_);
+        wrapper =
+            old != wrappers_.end() ? old->second : instrument_service(workflow.service, observer_);
       }
       workflow.service = wrapper;
     }
@@ -136,7 +135,7 @@ class InstrumentedResolver final : public FileSystemResolver {
   Result<std::shared_ptr<FileSystem>> resolve(std::string_view uri) override {
     auto fs = inner_.resolve(uri);
     if (!fs) return fs;
-    std::string service = uri.empty() ? default_service_
+    std::string service = uri.empty()                   ? default_service_
                           : uri.substr(0, 5) == "file:" ? "file"
                                                         : "webhdfs";
     return std::shared_ptr<FileSystem>(

@@ -3,17 +3,16 @@
 // and the opened file's real path must lie under the jobs directory's real path.
 #include "celos/job_output.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace celos {
 namespace {
@@ -46,8 +45,8 @@ Result<std::string> read_tail(int fd, const std::string& path, std::size_t tail)
   std::string data(length, '\0');
   std::size_t done = 0;
   while (done < length) {
-    const ssize_t n = ::pread(fd, data.data() + done, length - done,
-                              static_cast<off_t>(size - length + done));
+    const ssize_t n =
+        ::pread(fd, data.data() + done, length - done, static_cast<off_t>(size - length + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
     if (n == 0) break;  // truncated meanwhile
@@ -56,7 +55,8 @@ Result<std::string> read_tail(int fd, const std::string& path, std::size_t tail)
   data.resize(done);
   if (length < size) {  // cut inside a UTF-8 sequence: drop its continuation bytes
     std::size_t skip = 0;
-    while (skip < 3 && skip < data.size() && (static_cast<unsigned char>(data[skip]) & 0xC0) == 0x80) {
+    while (skip < 3 && skip < data.size() &&
+           (static_cast<unsigned char>(data[skip]) & 0xC0) == 0x80) {
       ++skip;
     }
     data.erase(0, skip);

@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "celos/job_output.h"
 
+#include <catch2/catch.hpp>
 #include <unistd.h>
 
-#include "celos/job_output.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;

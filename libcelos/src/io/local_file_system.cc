@@ -2,11 +2,6 @@
 // temporary file beside the target, sync, rename over it, sync the directory), with the sync of
 // a large batch done once for the whole file system (syncfs) instead of once per file: that is
 // what keeps the first step of a thousand workflows from costing a thousand fsyncs.
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -18,7 +13,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "celos/file_system.h"
 
@@ -195,7 +194,8 @@ class LocalFileSystem final : public FileSystem {
       const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
       if (fd < 0) return io_error("cannot open for append", f.path, errno);
       auto written = write_all(fd, f.data, f.path);
-      if (written && !batch && ::fdatasync(fd) != 0) written = io_error("cannot sync", f.path, errno);
+      if (written && !batch && ::fdatasync(fd) != 0)
+        written = io_error("cannot sync", f.path, errno);
       ::close(fd);
       if (written && is_new && !batch) written = sync_path(parent_of(f.path));
       return written;
@@ -267,8 +267,10 @@ class LocalFileSystem final : public FileSystem {
     for (const FileWrite& f : files) {
       FileWrite& merged = out[index.at(f.path)];
       if (merged.path.empty()) merged.path = f.path;
-      if (append) merged.data += f.data;
-      else merged.data = f.data;
+      if (append)
+        merged.data += f.data;
+      else
+        merged.data = f.data;
     }
     return out;
   }
@@ -303,9 +305,10 @@ class LocalResolver final : public FileSystemResolver {
  public:
   Result<std::shared_ptr<FileSystem>> resolve(std::string_view uri) override {
     if (uri.empty() || uri.rfind("file:", 0) == 0) return fs_;
-    return fail(fmt::format("file system \"{}\" is not supported here (only file: URIs; "
-                            "hdfs:// needs the Hadoop configuration)",
-                            uri));
+    return fail(
+        fmt::format("file system \"{}\" is not supported here (only file: URIs; "
+                    "hdfs:// needs the Hadoop configuration)",
+                    uri));
   }
 
  private:
@@ -314,9 +317,7 @@ class LocalResolver final : public FileSystemResolver {
 
 }  // namespace
 
-std::shared_ptr<FileSystem> make_local_file_system() {
-  return std::make_shared<LocalFileSystem>();
-}
+std::shared_ptr<FileSystem> make_local_file_system() { return std::make_shared<LocalFileSystem>(); }
 
 std::unique_ptr<FileSystemResolver> make_local_file_system_resolver() {
   return std::make_unique<LocalResolver>();

@@ -1,12 +1,10 @@
 // The local file system: the FileSystem contract (testing/file_system_contract.h, also run by
 // the WebHDFS and SFTP tests) for it and for the in-memory fake, then its own batches and errors.
-#include <catch2/catch.hpp>
-
-#include <sys/stat.h>
-
 #include <filesystem>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "celos/file_system.h"
 #include "testing/fakes.h"
@@ -55,7 +53,9 @@ std::vector<std::string> temporary_files(const std::string& root) {
 }
 }  // namespace
 
-TEST_CASE("a batch big enough for several threads replaces every file, the last write of a path winning") {
+TEST_CASE(
+    "a batch big enough for several threads replaces every file, the last write of a path "
+    "winning") {
   testing::TempDir dir;
   auto fs = make_local_file_system();
   std::vector<FileWrite> batch;
@@ -73,7 +73,9 @@ TEST_CASE("a batch big enough for several threads replaces every file, the last 
   CHECK(temporary_files(dir.path()).empty());
 }
 
-TEST_CASE("a big batch with one path that cannot be written is an error naming it, no temporary file left") {
+TEST_CASE(
+    "a big batch with one path that cannot be written is an error naming it, no temporary file "
+    "left") {
   testing::TempDir dir;
   auto fs = make_local_file_system();
   REQUIRE(fs->write(dir / "w3/blocked/inside", "x"));  // w3/blocked is a directory

@@ -9,9 +9,12 @@ namespace json = boost::json;
 
 std::string_view to_string(MaintenanceMode mode) {
   switch (mode) {
-    case MaintenanceMode::kOff: return "off";
-    case MaintenanceMode::kDrain: return "drain";
-    case MaintenanceMode::kPause: return "pause";
+    case MaintenanceMode::kOff:
+      return "off";
+    case MaintenanceMode::kDrain:
+      return "drain";
+    case MaintenanceMode::kPause:
+      return "pause";
   }
   return "off";
 }
@@ -27,14 +30,16 @@ Result<MaintenanceMode> parse_maintenance_mode(std::string_view text) {
 std::string maintenance_to_json(const Maintenance& maintenance) {
   json::object o{{"mode", to_string(maintenance.mode)}};
   o["reason"] = maintenance.reason ? json::value(*maintenance.reason) : json::value(nullptr);
-  o["since"] = maintenance.since ? json::value(format_time(*maintenance.since)) : json::value(nullptr);
+  o["since"] =
+      maintenance.since ? json::value(format_time(*maintenance.since)) : json::value(nullptr);
   return json::serialize(o);
 }
 
 Result<Maintenance> maintenance_from_json(std::string_view text) {
   boost::system::error_code ec;
   const json::value v = json::parse(text, ec);
-  if (ec || !v.is_object()) return fail("maintenance record is not a JSON object", ErrorCode::kCorrupt);
+  if (ec || !v.is_object())
+    return fail("maintenance record is not a JSON object", ErrorCode::kCorrupt);
   const json::object& o = v.get_object();
   Maintenance out;
   const json::value* mode = o.if_contains("mode");

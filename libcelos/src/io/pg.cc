@@ -23,8 +23,8 @@ bool refused(std::string_view message) {
       message.find("password") == std::string_view::npos) {
     return false;
   }
-  for (std::string_view transient : {"starting up", "shutting down", "too many", "recovery mode",
-                                     "not yet accepting"}) {
+  for (std::string_view transient :
+       {"starting up", "shutting down", "too many", "recovery mode", "not yet accepting"}) {
     if (message.find(transient) != std::string_view::npos) return false;
   }
   return true;
@@ -74,7 +74,8 @@ Result<Conn> connect(const std::string& uri, const SessionLimits& limits) {
   values.push_back(nullptr);
   Conn conn(PQconnectdbParams(keys.data(), values.data(), 1));
   if (!conn) return fail("out of memory connecting to PostgreSQL");
-  PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);  // NOTICEs: not errors
+  PQsetNoticeProcessor(
+      conn.get(), [](void*, const char*) {}, nullptr);  // NOTICEs: not errors
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     const std::string message = trimmed(PQerrorMessage(conn.get()));
     return fail(fmt::format("state database at {}: {}", describe(conn.get()), message),
@@ -96,8 +97,8 @@ Result<ResultPtr> exec(PGconn* conn, const std::string& sql, const std::vector<P
                            values.data(), nullptr, nullptr, 0));
   const ExecStatusType status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    return fail(fmt::format("state database at {}: {}", describe(conn),
-                            trimmed(PQerrorMessage(conn))));
+    return fail(
+        fmt::format("state database at {}: {}", describe(conn), trimmed(PQerrorMessage(conn))));
   }
   return r;
 }
@@ -106,16 +107,16 @@ Result<void> exec_script(PGconn* conn, const std::string& sql) {
   ResultPtr r(PQexec(conn, sql.c_str()));
   const ExecStatusType status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    return fail(fmt::format("state database at {}: {}", describe(conn),
-                            trimmed(PQerrorMessage(conn))));
+    return fail(
+        fmt::format("state database at {}: {}", describe(conn), trimmed(PQerrorMessage(conn))));
   }
   return {};
 }
 
 Result<void> copy_in(PGconn* conn, const std::string& copy_sql, std::string_view data) {
   auto error = [conn] {
-    return fail(fmt::format("state database at {}: {}", describe(conn),
-                            trimmed(PQerrorMessage(conn))));
+    return fail(
+        fmt::format("state database at {}: {}", describe(conn), trimmed(PQerrorMessage(conn))));
   };
   ResultPtr started(PQexec(conn, copy_sql.c_str()));
   if (PQresultStatus(started.get()) != PGRES_COPY_IN) return error();
@@ -141,11 +142,20 @@ void copy_field(std::string& out, const Param& value, char end) {
   } else {
     for (char c : *value) {
       switch (c) {
-        case '\\': out += "\\\\"; break;
-        case '\t': out += "\\t"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        default: out += c;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        default:
+          out += c;
       }
     }
   }

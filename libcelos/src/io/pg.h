@@ -2,8 +2,6 @@
 // Private to libcelos (the scheduling model never sees libpq).
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -11,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <libpq-fe.h>
 
 #include "celos/error.h"
 

@@ -3,19 +3,18 @@
 // either side. The program gets its own process group, so a timeout kills what it started too.
 #include "celos/process_runner.h"
 
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <thread>
-
-#include <fmt/format.h>
 
 extern char** environ;
 
@@ -165,7 +164,8 @@ class PosixProcessRunner : public ProcessRunner {
     if (request.input.empty()) fds.close(in.write);
     const auto deadline = Clock::now() + request.timeout;
     while (out.read >= 0 || err.read >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) {
         kill_group(pid);
         return fail(fmt::format("{} did not answer within {} s", what,
@@ -205,8 +205,8 @@ class PosixProcessRunner : public ProcessRunner {
   }
 
   static void feed(int& fd, const std::string& input, std::size_t& written, Fds& fds) {
-    const ssize_t n = ::send(fd, input.data() + written, input.size() - written,
-                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n =
+        ::send(fd, input.data() + written, input.size() - written, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (n < 0) {  // the program does not read its input: not our problem
       fds.close(fd);
@@ -241,8 +241,8 @@ class PosixProcessRunner : public ProcessRunner {
 bool plain_word(const std::string& arg) {
   if (arg.empty()) return false;
   for (char c : arg) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-                    std::strchr("-_=.,/:@%+", c) != nullptr;
+    const bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) != 0 || std::strchr("-_=.,/:@%+", c) != nullptr;
     if (!ok) return false;
   }
   return true;

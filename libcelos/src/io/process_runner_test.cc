@@ -6,7 +6,8 @@
 namespace celos {
 namespace {
 
-ProcessRequest sh(std::string script, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+ProcessRequest sh(std::string script,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   ProcessRequest request;
   request.argv = {"/bin/sh", "-c", std::move(script)};
   request.timeout = timeout;

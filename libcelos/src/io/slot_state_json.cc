@@ -37,7 +37,8 @@ std::string slot_state_to_json(const SlotState& state, bool with_time) {
 namespace {
 
 Result<Time> stored_time(const json::value& v, std::string_view key) {
-  if (!v.is_string()) return fail(fmt::format("\"{}\" is not a time string", key), ErrorCode::kCorrupt);
+  if (!v.is_string())
+    return fail(fmt::format("\"{}\" is not a time string", key), ErrorCode::kCorrupt);
   auto t = parse_time(std::string_view(v.get_string()));
   if (!t) return fail(fmt::format("\"{}\": {}", key, t.error().message), ErrorCode::kCorrupt);
   return *t;

@@ -1,5 +1,7 @@
 // The StateDatabase contract (testing/state_db_contract.cc) against every backend: the file
 // database on disk and in memory, and PostgreSQL in a private cluster started for this binary.
+#include "testing/state_db_contract.h"
+
 #include <fstream>
 #include <future>
 #include <thread>
@@ -10,7 +12,6 @@
 #include "io/pg.h"
 #include "testing/fakes.h"
 #include "testing/postgres_server.h"
-#include "testing/state_db_contract.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;
@@ -87,8 +88,9 @@ TEST_CASE("refused credentials name host, port and database but never the passwo
     return;
   }
   testing::PostgresServer* server = postgres(why_not);
-  const std::string wrong = "postgresql://celos:wrong-secret-xyz@127.0.0.1:" +
-                            std::to_string(server->port()) + "/contract1";
+  const std::string wrong =
+      "postgresql://celos:wrong-secret-xyz@127.0.0.1:" + std::to_string(server->port()) +
+      "/contract1";
   auto db = open_state_database(wrong);
   REQUIRE_FALSE(db);
   CHECK(db.error().code == ErrorCode::kInvalid);
@@ -196,8 +198,11 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
     auto broken = import_file_database(dir.path(), uri, true, now);
     REQUIRE_FALSE(broken);
     CHECK(broken.error().code == ErrorCode::kCorrupt);
-    CHECK(broken.error().message.find("state/broken/2015-09-15/02:00:00.000Z") != std::string::npos);
-    CHECK((*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() == 2);
+    CHECK(broken.error().message.find("state/broken/2015-09-15/02:00:00.000Z") !=
+          std::string::npos);
+    CHECK(
+        (*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() ==
+        2);
   }
 }
 
@@ -261,8 +266,9 @@ TEST_CASE("a PostgreSQL leader's prefetched state lasts only as long as its epoc
   REQUIRE(leader);
   auto other = open_state_database(uri);  // stands for the next leader
   REQUIRE(other);
-  postgres(why_not)->sql(name, "INSERT INTO celos_lease (cluster, holder, url, epoch, expires) "
-                               "VALUES ('c', 'n1', 'u', 1, now() + interval '1 hour')");
+  postgres(why_not)->sql(name,
+                         "INSERT INTO celos_lease (cluster, holder, url, epoch, expires) "
+                         "VALUES ('c', 'n1', 'u', 1, now() + interval '1 hour')");
   fence->set(WriteFence::Holder{"c", "n1", 1});
   REQUIRE((*leader)->put_slots({SlotState::of(id, SlotStatus::kRunning, "job")}));
   REQUIRE((*leader)->prefetch({"wf"}, make_time(2015, 9, 15)));
@@ -333,8 +339,9 @@ TEST_CASE("a fenced PostgreSQL write is refused by a takeover that commits while
   fenced.session_lease = std::chrono::seconds(10);
   auto leader = open_state_database(uri, fenced);
   REQUIRE(leader);
-  postgres(why_not)->sql(name, "INSERT INTO celos_lease (cluster, holder, url, epoch, expires) "
-                               "VALUES ('c', 'n1', 'u', 1, now() + interval '1 hour')");
+  postgres(why_not)->sql(name,
+                         "INSERT INTO celos_lease (cluster, holder, url, epoch, expires) "
+                         "VALUES ('c', 'n1', 'u', 1, now() + interval '1 hour')");
   fence->set(WriteFence::Holder{"c", "n1", 1});
   const SlotId id{"wf", make_time(2015, 9, 15, 1)};
   REQUIRE((*leader)->put_slots({SlotState::of(id, SlotStatus::kReady)}));

@@ -70,7 +70,8 @@ std::string describe_postgres_uri(std::string_view uri) {
 Result<std::unique_ptr<StateDatabase>> open_state_database(std::string_view uri,
                                                            const StateDatabaseOptions& options) {
   if (auto dir = file_state_database_dir(uri)) {
-    if (dir->empty()) return fail(fmt::format("state database URI {}: no directory", uri), ErrorCode::kInvalid);
+    if (dir->empty())
+      return fail(fmt::format("state database URI {}: no directory", uri), ErrorCode::kInvalid);
     std::error_code ec;
     if (!std::filesystem::is_directory(*dir, ec)) {
       if (!options.create) {
@@ -79,8 +80,8 @@ Result<std::unique_ptr<StateDatabase>> open_state_database(std::string_view uri,
       }
       std::filesystem::create_directory(*dir, ec);
       if (ec) {
-        return fail(fmt::format("cannot create state database directory {}: {}", *dir,
-                                ec.message()));
+        return fail(
+            fmt::format("cannot create state database directory {}: {}", *dir, ec.message()));
       }
     }
     if (options.fs) return make_file_state_database(options.fs, *dir);  // tests: no lock
@@ -88,7 +89,8 @@ Result<std::unique_ptr<StateDatabase>> open_state_database(std::string_view uri,
   }
   if (!is_postgres(uri)) {
     return fail(fmt::format("state database URI must start with file: or postgresql:// "
-                            "(got {})", starts_with(uri, "postgres") ? "a malformed one" : std::string(uri)),
+                            "(got {})",
+                            starts_with(uri, "postgres") ? "a malformed one" : std::string(uri)),
                 ErrorCode::kInvalid);
   }
   char* error = nullptr;

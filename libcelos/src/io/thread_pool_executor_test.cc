@@ -1,10 +1,9 @@
 // The thread pool and the scheduler running its calls concurrently (run under the tsan preset).
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include "celos/executor.h"
@@ -26,13 +25,15 @@ TEST_CASE("the pool runs every task, several at once but never more than its wid
   for (int i = 0; i < 40; ++i) {
     tasks.push_back([&] {
       const int now = ++in_flight;
-      for (int seen = max_in_flight.load(); now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
+      for (int seen = max_in_flight.load();
+           now > seen && !max_in_flight.compare_exchange_weak(seen, now);) {
       }
       {
         // The first tasks wait (bounded) until a second one runs: proof of overlap.
         std::unique_lock lock(m);
         cv.notify_all();
-        cv.wait_for(lock, std::chrono::seconds(5), [&] { return in_flight.load() >= 2 || done > 0; });
+        cv.wait_for(lock, std::chrono::seconds(5),
+                    [&] { return in_flight.load() >= 2 || done > 0; });
       }
       --in_flight;
       ++done;
@@ -93,8 +94,11 @@ TEST_CASE("with concurrent calls a failing workflow delays only itself") {
   auto report = w.scheduler.step(now);
   CHECK(report.errors.size() == 1);
   CHECK(w.status("broken", kStart) == SlotStatus::kReady);
-  for (int i = 0; i < 10; ++i) CHECK(w.status(fmt::format("ok{}", i), kStart) == SlotStatus::kRunning);
-  for (const auto& [job, _] : w.service->statuses) w.service->set_status(job, ExternalStatus::kSuccess);
+  for (int i = 0; i < 10; ++i)
+    CHECK(w.status(fmt::format("ok{}", i), kStart) == SlotStatus::kRunning);
+  for (const auto& [job, _] : w.service->statuses)
+    w.service->set_status(job, ExternalStatus::kSuccess);
   w.scheduler.step(now);
-  for (int i = 0; i < 10; ++i) CHECK(w.status(fmt::format("ok{}", i), kStart) == SlotStatus::kSuccess);
+  for (int i = 0; i < 10; ++i)
+    CHECK(w.status(fmt::format("ok{}", i), kStart) == SlotStatus::kSuccess);
 }

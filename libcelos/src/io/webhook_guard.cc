@@ -1,15 +1,14 @@
 #include "celos/webhook_guard.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-
-#include <algorithm>
-#include <cctype>
-
-#include <fmt/format.h>
 
 namespace celos {
 namespace {
@@ -22,7 +21,8 @@ std::string lower(std::string s) {
 std::string numeric(const sockaddr* address) {
   char text[INET6_ADDRSTRLEN] = {};
   if (address->sa_family == AF_INET) {
-    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text, sizeof text);
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, text,
+                sizeof text);
   } else if (address->sa_family == AF_INET6) {
     ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, text,
                 sizeof text);
@@ -62,7 +62,9 @@ bool local_only(const std::string& address) {
   in6_addr v6{};
   if (::inet_pton(AF_INET6, address.c_str(), &v6) != 1) return false;
   if (IN6_IS_ADDR_LOOPBACK(&v6) || IN6_IS_ADDR_UNSPECIFIED(&v6)) return true;
-  if (IN6_IS_ADDR_V4MAPPED(&v6)) return v6.s6_addr[12] == 127 || (v6.s6_addr[12] | v6.s6_addr[13] | v6.s6_addr[14] | v6.s6_addr[15]) == 0;
+  if (IN6_IS_ADDR_V4MAPPED(&v6))
+    return v6.s6_addr[12] == 127 ||
+           (v6.s6_addr[12] | v6.s6_addr[13] | v6.s6_addr[14] | v6.s6_addr[15]) == 0;
   return false;
 }
 
@@ -91,7 +93,8 @@ std::optional<UrlEndpoint> url_endpoint(const std::string& url) {
     const auto close = authority.find(']');
     if (close == std::string::npos) return std::nullopt;
     e.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') port = authority.substr(close + 2);
+    if (close + 1 < authority.size() && authority[close + 1] == ':')
+      port = authority.substr(close + 2);
   } else {
     const auto colon = authority.rfind(':');
     e.host = authority.substr(0, colon);
@@ -113,7 +116,8 @@ std::optional<std::string> webhook_refusal(const std::string& url,
   const auto endpoint = url_endpoint(url);
   if (!endpoint) return std::nullopt;  // not http(s): the send fails on its own
   const auto& resolve = options.resolve ? options.resolve : system_resolve;
-  const bool loopback_name = endpoint->host == "localhost" || endpoint->host.ends_with(".localhost");
+  const bool loopback_name =
+      endpoint->host == "localhost" || endpoint->host.ends_with(".localhost");
   std::vector<std::string> addresses = resolve(endpoint->host);
   for (const std::string& address : addresses) {
     if (loopback_name || local_only(address)) {

@@ -1,7 +1,7 @@
 // Which webhooks are refused (celos/webhook_guard.h), with a fake resolver and interfaces.
-#include <catch2/catch.hpp>
-
 #include "celos/webhook_guard.h"
+
+#include <catch2/catch.hpp>
 
 using namespace celos;
 
@@ -28,7 +28,7 @@ TEST_CASE("URLs give their host and port") {
   CHECK(url_endpoint("http://[::1]:8080/x")->port == 8080);
   CHECK(url_endpoint("HTTPS://User:pw@Hooks.Example.com/x?y")->host == "hooks.example.com");
   CHECK(url_endpoint("https://hooks.example.com/x")->port == 443);
-  CHECK(url_endpoint("http://h:99999999/")== std::nullopt);
+  CHECK(url_endpoint("http://h:99999999/") == std::nullopt);
   CHECK(url_endpoint("ftp://h/") == std::nullopt);
 }
 

@@ -17,8 +17,10 @@ duk_ret_t replace_time_variables_js(duk_context* ctx) {
   const char* fn = "replaceTimeVariables";
   const std::string text = require_string(ctx, 0, fn, "argument string");
   // A slot object (as given to a properties function) is accepted for its time.
-  if (is_plain_object(ctx, 1)) duk_get_prop_string(ctx, 1, "time");
-  else duk_dup(ctx, 1);
+  if (is_plain_object(ctx, 1))
+    duk_get_prop_string(ctx, 1, "time");
+  else
+    duk_dup(ctx, 1);
   const std::string time_text = require_string(ctx, -1, fn, "argument time");
   auto time = parse_time(time_text);
   if (!time) throw_error(ctx, "celos.replaceTimeVariables: argument time: " + time.error().message);
@@ -158,7 +160,9 @@ void push_celos_object(duk_context* ctx, CelosObject object) {
   duk_put_prop_string(ctx, -2, kObjectKey);
 }
 
-void push_trigger(duk_context* ctx, TriggerPtr trigger) { push_celos_object(ctx, std::move(trigger)); }
+void push_trigger(duk_context* ctx, TriggerPtr trigger) {
+  push_celos_object(ctx, std::move(trigger));
+}
 
 std::string defaults_path(const std::string& defaults_dir, const std::string& name) {
   return defaults_dir + "/" + name + ".js";

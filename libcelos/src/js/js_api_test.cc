@@ -1,10 +1,12 @@
 // Every function of the celos.* API, evaluated in a heap of its own as a workflow file would be.
-#include <catch2/catch.hpp>
+#include "js/js_api.h"
+
 #include <set>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "celos/command_service.h"
-#include "js/js_api.h"
 #include "js/js_api_test_util.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
@@ -56,7 +58,8 @@ TEST_CASE("addWorkflow is an alias of defineWorkflow and names itself in errors"
 TEST_CASE("defineWorkflow rejects bad fields with a message naming the function and field") {
   using Case = std::pair<std::string, std::string>;
   const Case c = GENERATE(
-      Case{"celos.defineWorkflow('wf');", "celos.defineWorkflow: argument options must be an object"},
+      Case{"celos.defineWorkflow('wf');",
+           "celos.defineWorkflow: argument options must be an object"},
       Case{"celos.defineWorkflow({schedule: celos.hourlySchedule()});",
            "celos.defineWorkflow: field \"id\" is required"},
       Case{define("id: 42"), "celos.defineWorkflow: field \"id\" must be a string"},
@@ -64,11 +67,16 @@ TEST_CASE("defineWorkflow rejects bad fields with a message naming the function 
       Case{define("id: '   '"), "celos.defineWorkflow: field \"id\""},
       Case{define("id: '..'"), "celos.defineWorkflow: field \"id\""},
       Case{define("schedule: undefined"), "celos.defineWorkflow: field \"schedule\" is required"},
-      Case{define("schedule: {}"), "field \"schedule\" must be a schedule made by celos.*Schedule(), got a plain object"},
-      Case{define("schedule: celos.alwaysTrigger()"), "field \"schedule\" must be a schedule made by celos.*Schedule(), got a trigger"},
-      Case{define("schedulingStrategy: 1"), "field \"schedulingStrategy\" must be a scheduling strategy"},
-      Case{define("trigger: celos.hourlySchedule()"), "field \"trigger\" must be a trigger made by celos.*Trigger(), got a schedule"},
-      Case{define("externalService: 'sh'"), "field \"externalService\" must be an external service"},
+      Case{define("schedule: {}"),
+           "field \"schedule\" must be a schedule made by celos.*Schedule(), got a plain object"},
+      Case{define("schedule: celos.alwaysTrigger()"),
+           "field \"schedule\" must be a schedule made by celos.*Schedule(), got a trigger"},
+      Case{define("schedulingStrategy: 1"),
+           "field \"schedulingStrategy\" must be a scheduling strategy"},
+      Case{define("trigger: celos.hourlySchedule()"),
+           "field \"trigger\" must be a trigger made by celos.*Trigger(), got a schedule"},
+      Case{define("externalService: 'sh'"),
+           "field \"externalService\" must be an external service"},
       Case{define("startTime: '2015-09-01T00:00'"), "celos.defineWorkflow: field \"startTime\""},
       Case{define("startTime: 5"), "field \"startTime\" must be a string"},
       Case{define("maxRetryCount: '3'"), "field \"maxRetryCount\" must be a number, got a string"},
@@ -78,7 +86,8 @@ TEST_CASE("defineWorkflow rejects bad fields with a message naming the function 
       Case{define("url: 5"), "field \"url\" must be a string"},
       Case{define("contacts: 'ann'"), "field \"contacts\" must be an array"},
       Case{define("contacts: [{name: 5}]"), "field \"contacts\"[0].name must be a string"},
-      Case{define("trigers: celos.alwaysTrigger()"), "celos.defineWorkflow: unknown field \"trigers\""});
+      Case{define("trigers: celos.alwaysTrigger()"),
+           "celos.defineWorkflow: unknown field \"trigers\""});
   INFO(c.first);
   CHECK_THAT(error_of(c.first), Catch::Contains(c.second));
 }
@@ -99,8 +108,7 @@ TEST_CASE("load errors carry the line of the workflow file where they happened")
     CHECK(result.errors[0].line == 3);
   }
   SECTION("a throw in a helper function reports the throw") {
-    const FileEvaluation result =
-        eval("function f() {\n  throw new Error('boom');\n}\n\nf();\n");
+    const FileEvaluation result = eval("function f() {\n  throw new Error('boom');\n}\n\nf();\n");
     REQUIRE(result.errors.size() == 1);
     CHECK(result.errors[0].line == 2);
     CHECK_THAT(result.errors[0].message, Catch::Contains("Error: boom"));
@@ -140,10 +148,11 @@ TEST_CASE("commandExternalService runs the command with its options") {
   testing::TempDir work;
   EvalSettings settings;
   settings.db_dir = db.path();
-  const Workflow& workflow = only_workflow(eval(
-      define("externalService: celos.commandExternalService('echo $GREETING ${year} > out', "
-             "{env: {GREETING: 'hi'}, cwd: '" + work.path() + "',})"),
-      settings));
+  const Workflow& workflow = only_workflow(
+      eval(define("externalService: celos.commandExternalService('echo $GREETING ${year} > out', "
+                  "{env: {GREETING: 'hi'}, cwd: '" +
+                  work.path() + "',})"),
+           settings));
   const SlotId slot{"wf", kSlot};
   auto id = workflow.service->submit(slot);
   REQUIRE(id);
@@ -186,8 +195,8 @@ TEST_CASE("oozieExternalService never fails at load time, only at submit time") 
     CHECK_THAT(submitted.error().message, Catch::Contains("no Oozie URL"));
   }
   SECTION("without an HTTP client") {
-    const Workflow& workflow = only_workflow(eval(define(
-        "externalService: celos.oozieExternalService({}, 'http://oozie:11000/oozie')")));
+    const Workflow& workflow = only_workflow(eval(
+        define("externalService: celos.oozieExternalService({}, 'http://oozie:11000/oozie')")));
     auto submitted = workflow.service->submit(SlotId{"wf", kSlot});
     REQUIRE_FALSE(submitted);
     CHECK_THAT(submitted.error().message, Catch::Contains("not available"));
@@ -195,10 +204,14 @@ TEST_CASE("oozieExternalService never fails at load time, only at submit time") 
 }
 
 TEST_CASE("oozieExternalService validates its arguments") {
-  CHECK_THAT(error_of("celos.oozieExternalService('x');"),
-             Catch::Contains("celos.oozieExternalService: argument properties must be an object, got a string"));
-  CHECK_THAT(error_of("celos.oozieExternalService({a: {}});"),
-             Catch::Contains("celos.oozieExternalService: argument properties: property \"a\" must be a string"));
+  CHECK_THAT(
+      error_of("celos.oozieExternalService('x');"),
+      Catch::Contains(
+          "celos.oozieExternalService: argument properties must be an object, got a string"));
+  CHECK_THAT(
+      error_of("celos.oozieExternalService({a: {}});"),
+      Catch::Contains(
+          "celos.oozieExternalService: argument properties: property \"a\" must be a string"));
   CHECK_THAT(error_of("celos.oozieExternalService({}, 5);"),
              Catch::Contains("celos.oozieExternalService: argument oozieUrl must be a string"));
   CHECK_THAT(error_of("var CELOS_DEFAULT_OOZIE_PROPERTIES = 'x';\ncelos.oozieExternalService({});"),
@@ -208,8 +221,9 @@ TEST_CASE("oozieExternalService validates its arguments") {
 // ---- helpers -------------------------------------------------------------------------------
 
 TEST_CASE("replaceTimeVariables replaces the zero-padded fields of a time") {
-  CHECK(js_value("celos.replaceTimeVariables('/in/${year}-${month}-${day}/${hour}${minute}${second}', "
-                 "'2015-09-03T04:05:06Z')") == "\"/in/2015-09-03/040506\"");
+  CHECK(js_value(
+            "celos.replaceTimeVariables('/in/${year}-${month}-${day}/${hour}${minute}${second}', "
+            "'2015-09-03T04:05:06Z')") == "\"/in/2015-09-03/040506\"");
   CHECK(js_value("celos.replaceTimeVariables('${year}', {time: '2016-01-01T00:00:00.000Z'})") ==
         "\"2016\"");
   CHECK_THAT(error_of("celos.replaceTimeVariables('x', '2015-09-03T04:05');"),
@@ -231,8 +245,9 @@ TEST_CASE("importDefaults is also a global function and checks its argument") {
   CHECK(js_value("typeof importDefaults") == "\"function\"");
   CHECK_THAT(error_of("celos.importDefaults('../etc/passwd');"),
              Catch::Contains("celos.importDefaults: argument name \"../etc/passwd\""));
-  CHECK_THAT(error_of("importDefaults('common');"),
-             Catch::Contains("celos.importDefaults: cannot import \"common\": no defaults directory"));
+  CHECK_THAT(
+      error_of("importDefaults('common');"),
+      Catch::Contains("celos.importDefaults: cannot import \"common\": no defaults directory"));
   CHECK_THAT(error_of("importDefaults(3);"),
              Catch::Contains("celos.importDefaults: argument name must be a string"));
 }
@@ -271,12 +286,13 @@ namespace {
 // Duktape keeps characters outside the BMP as CESU-8; what leaves it must be UTF-8 (issue 11).
 TEST_CASE("an emoji in a workflow's url, contacts and command env leaves the JS as UTF-8") {
   const std::string emoji = "\xF0\x9F\x98\x80";  // U+1F600
-  const Workflow workflow = only_workflow(eval(
-      "celos.defineWorkflow({id: 'wf', schedule: celos.hourlySchedule(), "
-      "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
-      "externalService: celos.commandExternalService('true', {env: {E: '\\uD83D\\uDE00'}}), "
-      "url: 'http://wiki/\\uD83D\\uDE00', "
-      "contacts: [{name: 'Ann " + emoji + "', email: 'a\\uD83D\\uDE00@x'}]});\n"));
+  const Workflow workflow = only_workflow(
+      eval("celos.defineWorkflow({id: 'wf', schedule: celos.hourlySchedule(), "
+           "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
+           "externalService: celos.commandExternalService('true', {env: {E: '\\uD83D\\uDE00'}}), "
+           "url: 'http://wiki/\\uD83D\\uDE00', "
+           "contacts: [{name: 'Ann " +
+           emoji + "', email: 'a\\uD83D\\uDE00@x'}]});\n"));
   CHECK(workflow.url == "http://wiki/" + emoji);
   REQUIRE(workflow.contacts.size() == 1);
   CHECK(workflow.contacts[0].name == "Ann " + emoji);

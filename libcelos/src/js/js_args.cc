@@ -35,8 +35,8 @@ bool is_missing(duk_context* ctx, duk_idx_t idx) { return duk_is_null_or_undefin
 std::string require_string(duk_context* ctx, duk_idx_t idx, const char* fn,
                            const std::string& what) {
   if (!duk_is_string(ctx, idx)) {
-    throw_error(ctx, fmt::format("celos.{}: {} must be a string, got {}", fn, what,
-                                 type_of(ctx, idx)));
+    throw_error(ctx,
+                fmt::format("celos.{}: {} must be a string, got {}", fn, what, type_of(ctx, idx)));
   }
   duk_size_t length = 0;
   const char* text = duk_get_lstring(ctx, idx, &length);
@@ -46,8 +46,8 @@ std::string require_string(duk_context* ctx, duk_idx_t idx, const char* fn,
 std::int64_t require_integer(duk_context* ctx, duk_idx_t idx, const char* fn,
                              const std::string& what, std::int64_t min) {
   if (!duk_is_number(ctx, idx)) {
-    throw_error(ctx, fmt::format("celos.{}: {} must be a number, got {}", fn, what,
-                                 type_of(ctx, idx)));
+    throw_error(ctx,
+                fmt::format("celos.{}: {} must be a number, got {}", fn, what, type_of(ctx, idx)));
   }
   const double value = duk_get_number(ctx, idx);
   if (!std::isfinite(value) || value != std::floor(value) || value < static_cast<double>(min) ||
@@ -62,8 +62,8 @@ std::map<std::string, std::string> require_properties(duk_context* ctx, duk_idx_
                                                       const char* fn, const std::string& what) {
   idx = duk_normalize_index(ctx, idx);
   if (!is_plain_object(ctx, idx)) {
-    throw_error(ctx, fmt::format("celos.{}: {} must be an object, got {}", fn, what,
-                                 type_of(ctx, idx)));
+    throw_error(ctx,
+                fmt::format("celos.{}: {} must be an object, got {}", fn, what, type_of(ctx, idx)));
   }
   std::map<std::string, std::string> properties;
   duk_enum(ctx, idx, DUK_ENUM_OWN_PROPERTIES_ONLY);

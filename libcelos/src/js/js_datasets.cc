@@ -20,9 +20,6 @@ namespace {
 // A dataset object handed to the script carries its id under this hidden key.
 constexpr const char* kDatasetKey = DUK_HIDDEN_SYMBOL("celosDataset");
 
-
-
-
 std::string require_string(duk_context* ctx, duk_idx_t idx, const std::string& where) {
   if (!duk_is_string(ctx, idx)) {
     throw_error(ctx, fmt::format("{} must be a string, got {}", where, type_of(ctx, idx)));
@@ -36,7 +33,8 @@ std::string require_dataset_id(duk_context* ctx, duk_idx_t idx, const std::strin
   std::string id = require_string(ctx, idx, where);
   if (auto valid = validate_workflow_id(id); !valid) {
     std::string why = valid.error().message;
-    if (auto at = why.find("workflow id"); at != std::string::npos) why.replace(at, 11, "dataset id");
+    if (auto at = why.find("workflow id"); at != std::string::npos)
+      why.replace(at, 11, "dataset id");
     throw_error(ctx, fmt::format("{}: {}", where, why));
   }
   return id;
@@ -101,15 +99,18 @@ DatasetUse read_use(duk_context* ctx, duk_idx_t idx, bool input, const std::stri
     use.dataset = dataset_reference(ctx, idx, where);
     return use;
   }
-  if (input) check_keys(ctx, idx, {"dataset", "offset", "mode", "minInstances"}, where);
-  else check_keys(ctx, idx, {"dataset", "offset"}, where);
+  if (input)
+    check_keys(ctx, idx, {"dataset", "offset", "mode", "minInstances"}, where);
+  else
+    check_keys(ctx, idx, {"dataset", "offset"}, where);
   if (!get(ctx, idx, "dataset")) throw_error(ctx, where + ": field \"dataset\" is required");
   use.dataset = dataset_reference(ctx, -1, where + ".dataset");
   if (get(ctx, idx, "offset")) use.offset = require_offset(ctx, -1, where + ".offset");
   if (get(ctx, idx, "mode")) {
     const std::string mode = require_string(ctx, -1, where + ".mode");
     if (mode != "latest" && mode != "new") {
-      throw_error(ctx, fmt::format("{}.mode must be \"latest\" or \"new\", got \"{}\"", where, mode));
+      throw_error(ctx,
+                  fmt::format("{}.mode must be \"latest\" or \"new\", got \"{}\"", where, mode));
     }
     use.mode = mode == "new" ? InputMode::kNew : InputMode::kLatest;
   }
@@ -144,7 +145,8 @@ std::vector<DatasetUse> read_uses(duk_context* ctx, const char* fn, const char* 
     DatasetUse use = read_use(ctx, -1, input, fmt::format("{}[{}]", where, i));
     for (const DatasetUse& earlier : uses) {
       if (earlier.dataset == use.dataset) {
-        throw_error(ctx, fmt::format("{}[{}]: dataset \"{}\" is listed twice", where, i, use.dataset));
+        throw_error(ctx,
+                    fmt::format("{}[{}]: dataset \"{}\" is listed twice", where, i, use.dataset));
       }
     }
     uses.push_back(std::move(use));
@@ -195,8 +197,8 @@ duk_ret_t dataset_js(duk_context* ctx) {
     ds.done_flag = require_string(ctx, -1, where + ".doneFlag");
     if (ds.done_flag.empty() || ds.done_flag.find('/') != std::string::npos ||
         ds.done_flag == "." || ds.done_flag == "..") {
-      throw_error(ctx, fmt::format("{}.doneFlag must be a file name, got \"{}\"", where,
-                                   ds.done_flag));
+      throw_error(ctx,
+                  fmt::format("{}.doneFlag must be a file name, got \"{}\"", where, ds.done_flag));
     }
   }
   duk_pop_3(ctx);
@@ -212,7 +214,8 @@ duk_ret_t dataset_js(duk_context* ctx) {
     }
     known = true;
   }
-  if (!known) scope.datasets.push_back({ds, scope.file_name, current_site(ctx, scope.file_name).file_line});
+  if (!known)
+    scope.datasets.push_back({ds, scope.file_name, current_site(ctx, scope.file_name).file_line});
 
   duk_push_object(ctx);
   put_string(ctx, "id", ds.id);

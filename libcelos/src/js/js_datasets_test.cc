@@ -74,9 +74,10 @@ TEST_CASE("datasets from a shared defaults file connect a producer and a consume
 
 TEST_CASE("dataset load errors name the file that made them") {
   Dirs d;
-  d.file("a.js", "celos.dataset('x', {path: '/x/${year}${month}${day}${hour}'});\n" + workflow("a", "outputs: ['x']"));
-  d.file("b.js", "celos.dataset('x', {path: '/other/${hour}'});\n" +
-                     workflow("b", "inputs: ['x']", ""));
+  d.file("a.js", "celos.dataset('x', {path: '/x/${year}${month}${day}${hour}'});\n" +
+                     workflow("a", "outputs: ['x']"));
+  d.file("b.js",
+         "celos.dataset('x', {path: '/other/${hour}'});\n" + workflow("b", "inputs: ['x']", ""));
   d.file("c.js", workflow("c", "inputs: ['unknown']", ""));
   d.file("d.js", workflow("d", "outputs: ['x']"));
   d.file("e.js", workflow("e", "inputs: [{dataset: 'x', minInstances: 2}]"));
@@ -100,7 +101,8 @@ TEST_CASE("dataset load errors name the file that made them") {
   CHECK_THAT(error_in(*config, "g.js")->message, Catch::Contains("invalid dataset id"));
   CHECK_THAT(error_in(*config, "h.js")->message, Catch::Contains("non-empty array"));
   CHECK_THAT(error_in(*config, "i.js")->message, Catch::Contains("unknown status \"DONE\""));
-  CHECK_THAT(error_in(*config, "j.js")->message, Catch::Contains("atomicOutputs\" must be a boolean"));
+  CHECK_THAT(error_in(*config, "j.js")->message,
+             Catch::Contains("atomicOutputs\" must be a boolean"));
 }
 
 TEST_CASE("declaring the same dataset again in one file changes nothing; differently throws") {
@@ -120,8 +122,9 @@ TEST_CASE("declaring the same dataset again in one file changes nothing; differe
 TEST_CASE("an explicit trigger alone decides; statusTrigger and mode new are read") {
   Dirs d;
   d.file("a.js", "celos.dataset('x', {path: '/x/${day}/${hour}', fs: 'file:///'});\n" +
-                     workflow("w", "inputs: [{dataset: 'x', mode: 'new', minInstances: 3}], "
-                                   "atomicOutputs: false",
+                     workflow("w",
+                              "inputs: [{dataset: 'x', mode: 'new', minInstances: 3}], "
+                              "atomicOutputs: false",
                               "celos.statusTrigger('other', ['FAILURE', 'WAIT_TIMEOUT'])"));
   auto config = d.load();
   REQUIRE(config->errors.empty());

@@ -1,9 +1,8 @@
 // Evaluates one workflow file in a heap of its own and turns what went wrong into a LoadError
 // with a line of that file. Everything that touches Duktape runs inside duk_safe_call: an
 // error outside a protected call would be fatal to the process.
-#include <spdlog/spdlog.h>
-
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "celos/utf8.h"
 #include "js/js_scope.h"
@@ -30,8 +29,8 @@ struct ErrorFacts {
   std::string text;       // String(error)
   bool is_error = false;  // an Error instance (not a thrown string or number)
   bool syntax = false;
-  std::string file;       // the error's fileName, if any
-  int line = 0;           // the error's lineNumber
+  std::string file;  // the error's fileName, if any
+  int line = 0;      // the error's lineNumber
 };
 
 std::chrono::milliseconds eval_time(const EvalSettings& settings) {
@@ -60,7 +59,8 @@ LoadError describe_failure(JsHeap& heap, const FileScope& scope, const EvalSetti
   ErrorFacts facts;
   // [error] -> the error stays below the safe call's arguments.
   duk_dup_top(ctx);
-  if (duk_safe_call(ctx, read_error, &facts, 1, 1) != DUK_EXEC_SUCCESS) facts.text = "unknown error";
+  if (duk_safe_call(ctx, read_error, &facts, 1, 1) != DUK_EXEC_SUCCESS)
+    facts.text = "unknown error";
   duk_pop(ctx);
 
   LoadError error{scope.file_name, scope.last_throw.file_line, facts.text};

@@ -41,8 +41,7 @@ std::size_t stored_size(void* block) {
 
 std::shared_ptr<JsHeap> JsHeap::create(std::size_t max_bytes) {
   std::shared_ptr<JsHeap> heap(new JsHeap(max_bytes));
-  heap->context_ =
-      duk_create_heap(hook_alloc, hook_realloc, hook_free, heap.get(), hook_fatal);
+  heap->context_ = duk_create_heap(hook_alloc, hook_realloc, hook_free, heap.get(), hook_fatal);
   if (heap->context_ == nullptr) return nullptr;
   return heap;
 }

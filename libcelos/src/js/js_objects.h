@@ -40,10 +40,10 @@ template <class T>
 T require_celos_object(duk_context* ctx, duk_idx_t idx, const char* fn, const std::string& what) {
   FileScope& scope = scope_of(ctx);
   constexpr std::size_t kind = kind_index<T>();
-  const std::string expected =
-      fmt::format("celos.{}: {} must be {} made by {}", fn, what, kKindNames[kind],
-                  kKindMakers[kind]);
-  if (!is_plain_object(ctx, idx)) throw_error(ctx, fmt::format("{}, got {}", expected, type_of(ctx, idx)));
+  const std::string expected = fmt::format("celos.{}: {} must be {} made by {}", fn, what,
+                                           kKindNames[kind], kKindMakers[kind]);
+  if (!is_plain_object(ctx, idx))
+    throw_error(ctx, fmt::format("{}, got {}", expected, type_of(ctx, idx)));
   if (!duk_get_prop_string(ctx, idx, kObjectKey)) {
     duk_pop(ctx);
     throw_error(ctx, expected + ", got a plain object");

@@ -16,7 +16,6 @@ namespace {
 // Ten years: a longer delay is a typo, not a policy.
 constexpr double kMaxSeconds = 10.0 * 366 * 24 * 3600;
 
-
 std::string shown(duk_context* ctx, duk_idx_t idx) {
   if (duk_is_string(ctx, idx)) return fmt::format("\"{}\"", duk_get_string(ctx, idx));
   return duk_safe_to_string(ctx, idx);
@@ -33,9 +32,9 @@ std::optional<double> number_field(duk_context* ctx, const char* fn, const char*
   const double value = duk_is_number(ctx, -1) ? duk_get_number(ctx, -1) : NAN;
   if (!std::isfinite(value) || value < min || value > max ||
       (integer && value != std::floor(value))) {
-    throw_error(ctx, fmt::format("celos.{}: field \"{}\" must be {} from {} to {}, got {}", fn,
-                                 name, integer ? "a whole number" : "a number", min, max,
-                                 shown(ctx, -1)));
+    throw_error(ctx,
+                fmt::format("celos.{}: field \"{}\" must be {} from {} to {}, got {}", fn, name,
+                            integer ? "a whole number" : "a number", min, max, shown(ctx, -1)));
   }
   duk_pop(ctx);
   return value;
@@ -105,8 +104,7 @@ void read_operator_fields(duk_context* ctx, const char* fn, Workflow& workflow) 
     const auto length = duk_get_length(ctx, -1);
     for (duk_uarridx_t i = 0; i < length; ++i) {
       duk_get_prop_index(ctx, -1, i);
-      workflow.notify.push_back(
-          read_notify_entry(ctx, fn, fmt::format("field \"notify\"[{}]", i)));
+      workflow.notify.push_back(read_notify_entry(ctx, fn, fmt::format("field \"notify\"[{}]", i)));
       duk_pop(ctx);
     }
   }

@@ -35,16 +35,18 @@ TEST_CASE("retry back-off and notify have defaults and take the given values") {
   CHECK(plain->find("wf")->max_retry_delay_seconds == 3600);
   CHECK(plain->find("wf")->notify.empty());
   TempDir dir2;
-  auto config = load_one(dir2, ", retryDelaySeconds: 60, retryBackoffFactor: 1.5, "
-                               "maxRetryDelaySeconds: 600, notify: [{on: ['FAILURE', "
-                               "'WAIT_TIMEOUT'], webhook: 'http://127.0.0.1:9/hook'}]");
+  auto config = load_one(dir2,
+                         ", retryDelaySeconds: 60, retryBackoffFactor: 1.5, "
+                         "maxRetryDelaySeconds: 600, notify: [{on: ['FAILURE', "
+                         "'WAIT_TIMEOUT'], webhook: 'http://127.0.0.1:9/hook'}]");
   const Workflow* wf = config->find("wf");
   REQUIRE(wf);
   CHECK(wf->retry_delay_seconds == 60);
   CHECK(wf->retry_backoff_factor == 1.5);
   CHECK(wf->max_retry_delay_seconds == 600);
   REQUIRE(wf->notify.size() == 1);
-  CHECK(wf->notify[0].on == std::vector<SlotStatus>{SlotStatus::kFailure, SlotStatus::kWaitTimeout});
+  CHECK(wf->notify[0].on ==
+        std::vector<SlotStatus>{SlotStatus::kFailure, SlotStatus::kWaitTimeout});
   CHECK(wf->notify[0].webhook == "http://127.0.0.1:9/hook");
 }
 

@@ -56,8 +56,7 @@ duk_ret_t dependent_schedule(duk_context* ctx) {
 duk_ret_t serial_strategy(duk_context* ctx) {
   std::int64_t concurrency = 1;
   if (!is_missing(ctx, 0)) {
-    concurrency =
-        require_integer(ctx, 0, "serialSchedulingStrategy", "argument concurrency", 1);
+    concurrency = require_integer(ctx, 0, "serialSchedulingStrategy", "argument concurrency", 1);
   }
   if (concurrency > 1000000) {
     throw_error(ctx, "celos.serialSchedulingStrategy: argument concurrency is too large");
@@ -108,8 +107,8 @@ duk_ret_t or_trigger(duk_context* ctx) {
 }
 
 duk_ret_t not_trigger(duk_context* ctx) {
-  push_celos_object(
-      ctx, make_not_trigger(require_celos_object<TriggerPtr>(ctx, 0, "notTrigger", "argument trigger")));
+  push_celos_object(ctx, make_not_trigger(require_celos_object<TriggerPtr>(ctx, 0, "notTrigger",
+                                                                           "argument trigger")));
   return 1;
 }
 

@@ -59,19 +59,22 @@ TEST_CASE("hourlySchedule, minutelySchedule and cronSchedule yield their slots")
         std::vector<Time>{start, start + std::chrono::hours(1), start + std::chrono::hours(2)});
   CHECK(schedule_times("celos.minutelySchedule()", start, start + std::chrono::minutes(2)) ==
         std::vector<Time>{start, start + std::chrono::minutes(1)});
-  CHECK(schedule_times("celos.cronSchedule('0 0 5 * * ?')", start, start + std::chrono::hours(48)) ==
-        std::vector<Time>{make_time(2015, 9, 13, 5), make_time(2015, 9, 14, 5)});
+  CHECK(
+      schedule_times("celos.cronSchedule('0 0 5 * * ?')", start, start + std::chrono::hours(48)) ==
+      std::vector<Time>{make_time(2015, 9, 13, 5), make_time(2015, 9, 14, 5)});
 }
 
 TEST_CASE("an invalid cron expression is a load error that names the wrong field") {
   CHECK_THAT(error_of("celos.cronSchedule('0 0 25 * * ?');"),
              Catch::Contains("celos.cronSchedule:") && Catch::Contains("hour"));
-  CHECK_THAT(error_of("celos.cronSchedule();"),
-             Catch::Contains("celos.cronSchedule: argument cronExpr must be a string, got undefined"));
+  CHECK_THAT(
+      error_of("celos.cronSchedule();"),
+      Catch::Contains("celos.cronSchedule: argument cronExpr must be a string, got undefined"));
 }
 
 TEST_CASE("dependentSchedule follows the other workflow's schedule") {
-  auto schedule = only_workflow(eval(define("schedule: celos.dependentSchedule('other')"))).schedule;
+  auto schedule =
+      only_workflow(eval(define("schedule: celos.dependentSchedule('other')"))).schedule;
   auto other = only_workflow(eval(define("schedule: celos.minutelySchedule()"))).schedule;
   ScheduleContext context;
   context.lookup = [&](std::string_view id) -> const Schedule* {
@@ -89,9 +92,11 @@ TEST_CASE("serialSchedulingStrategy defaults to one slot at a time and validates
   CHECK(only_workflow(eval(define("schedulingStrategy: celos.serialSchedulingStrategy(3)")))
             .strategy->describe() == "serialSchedulingStrategy(3)");
   CHECK_THAT(error_of("celos.serialSchedulingStrategy(0);"),
-             Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be an integer >= 1"));
-  CHECK_THAT(error_of("celos.serialSchedulingStrategy('2');"),
-             Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be a number"));
+             Catch::Contains(
+                 "celos.serialSchedulingStrategy: argument concurrency must be an integer >= 1"));
+  CHECK_THAT(
+      error_of("celos.serialSchedulingStrategy('2');"),
+      Catch::Contains("celos.serialSchedulingStrategy: argument concurrency must be a number"));
 }
 
 TEST_CASE("a cron schedule denser than one slot a minute is a load error saying how dense") {
@@ -102,7 +107,8 @@ TEST_CASE("a cron schedule denser than one slot a minute is a load error saying 
              Catch::Contains("celos.cronSchedule: cron expression \"* * * * * ?\" fires up to "
                              "86400 times a day") &&
                  Catch::Contains("604800 slots"));
-  CHECK_THAT(error_of("celos.cronSchedule('0/30 * * * * ?');"), Catch::Contains("2880 times a day"));
+  CHECK_THAT(error_of("celos.cronSchedule('0/30 * * * * ?');"),
+             Catch::Contains("2880 times a day"));
   // One a minute is the densest schedule allowed, on any days.
   CHECK(eval("celos.cronSchedule('0 * * * * ?'); celos.cronSchedule('0 * * ? * MON');")
             .errors.empty());
@@ -122,7 +128,8 @@ TEST_CASE("hdfsCheckTrigger checks the path with the slot's time on the given fi
   context.existing.insert({"file:///", "/in/2015-09-13/1300/_READY"});
   SECTION("an explicit file system") {
     const auto status = evaluate(
-        trigger_of("celos.hdfsCheckTrigger('/in/${year}-${month}-${day}/${hour}00/_READY', 'file:///')"),
+        trigger_of(
+            "celos.hdfsCheckTrigger('/in/${year}-${month}-${day}/${hour}00/_READY', 'file:///')"),
         context);
     CHECK(status.type == "HDFSCheckTrigger");
     CHECK(status.ready);
@@ -164,22 +171,27 @@ TEST_CASE("andTrigger, orTrigger and notTrigger combine triggers") {
   CHECK_FALSE(evaluate(trigger_of("celos.orTrigger()"), context).ready);
   CHECK_FALSE(evaluate(trigger_of("celos.notTrigger(celos.alwaysTrigger())"), context).ready);
   const auto both = evaluate(
-      trigger_of("celos.andTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
+      trigger_of(
+          "celos.andTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
       context);
   CHECK(both.type == "AndTrigger");
   CHECK_FALSE(both.ready);
   CHECK(both.sub_statuses.size() == 2);
   const auto either = evaluate(
-      trigger_of("celos.orTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
+      trigger_of(
+          "celos.orTrigger(celos.alwaysTrigger(), celos.hdfsCheckTrigger('/x', 'file:///'))"),
       context);
   CHECK(either.type == "OrTrigger");
   CHECK(either.ready);
-  CHECK_THAT(error_of("celos.andTrigger(celos.alwaysTrigger(), 'x');"),
-             Catch::Contains("celos.andTrigger: argument 2 must be a trigger made by celos.*Trigger(), got a string"));
+  CHECK_THAT(
+      error_of("celos.andTrigger(celos.alwaysTrigger(), 'x');"),
+      Catch::Contains(
+          "celos.andTrigger: argument 2 must be a trigger made by celos.*Trigger(), got a string"));
   CHECK_THAT(error_of("celos.orTrigger({});"),
              Catch::Contains("celos.orTrigger: argument 1 must be a trigger"));
   CHECK_THAT(error_of("celos.notTrigger(celos.hourlySchedule());"),
-             Catch::Contains("celos.notTrigger: argument trigger must be a trigger made by celos.*Trigger(), got a schedule"));
+             Catch::Contains("celos.notTrigger: argument trigger must be a trigger made by "
+                             "celos.*Trigger(), got a schedule"));
 }
 
 TEST_CASE("delayTrigger is ready once the delay after the slot has passed") {
@@ -210,9 +222,11 @@ TEST_CASE("offsetTrigger evaluates its trigger for a later slot time") {
 }
 
 TEST_CASE("objects made by the API cannot be forged or mixed up") {
-  CHECK_THAT(error_of("var t = celos.alwaysTrigger();\nvar fake = {};\nfor (var k in t) fake[k] = t[k];\n" +
-                      define("trigger: fake")),
-             Catch::Contains("got a plain object"));
+  CHECK_THAT(
+      error_of(
+          "var t = celos.alwaysTrigger();\nvar fake = {};\nfor (var k in t) fake[k] = t[k];\n" +
+          define("trigger: fake")),
+      Catch::Contains("got a plain object"));
 }
 
 }  // namespace celos

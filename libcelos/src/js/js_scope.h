@@ -21,9 +21,9 @@ namespace celos::js {
 // A C++ object made by a celos.* function. The JavaScript object handed to the script holds
 // only a hidden index into FileScope::objects, so defineWorkflow gets the C++ object back and
 // anything else (a plain object, an object of another kind) is rejected with a clear message.
-using CelosObject = std::variant<std::shared_ptr<const Schedule>,
-                                 std::shared_ptr<const SchedulingStrategy>, TriggerPtr,
-                                 ExternalServicePtr>;
+using CelosObject =
+    std::variant<std::shared_ptr<const Schedule>, std::shared_ptr<const SchedulingStrategy>,
+                 TriggerPtr, ExternalServicePtr>;
 
 // Where the last value was thrown: the innermost line in the workflow file, and the innermost
 // script location anywhere (a defaults file, if the error happened in a helper defined there).

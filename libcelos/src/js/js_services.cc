@@ -44,8 +44,8 @@ duk_ret_t call_properties_function(duk_context* ctx, void* udata) {
   duk_get_prop_string(ctx, -1, call.key.c_str());
   push_slot(ctx, *call.slot);
   duk_call(ctx, 1);
-  call.result = require_properties(ctx, -1, "oozieExternalService",
-                                   "the result of the properties function");
+  call.result =
+      require_properties(ctx, -1, "oozieExternalService", "the result of the properties function");
   return 0;
 }
 
@@ -115,9 +115,9 @@ duk_ret_t oozie_external_service(duk_context* ctx) {
     defaults = require_properties(ctx, -1, fn, "CELOS_DEFAULT_OOZIE_PROPERTIES");
   }
   duk_pop(ctx);
-  push_celos_object(ctx, make_js_oozie_service(scope.settings.http, std::move(url),
-                                               std::move(defaults), std::move(properties),
-                                               scope.settings.oozie_user));
+  push_celos_object(ctx,
+                    make_js_oozie_service(scope.settings.http, std::move(url), std::move(defaults),
+                                          std::move(properties), scope.settings.oozie_user));
   return 1;
 }
 
@@ -144,7 +144,8 @@ duk_ret_t command_external_service(duk_context* ctx) {
       } else if (name == "cwd") {
         if (!is_missing(ctx, -1)) options.cwd = require_string(ctx, -1, fn, "options.cwd");
       } else {
-        throw_error(ctx, fmt::format("celos.{}: unknown option \"{}\" (known: env, cwd)", fn, name));
+        throw_error(ctx,
+                    fmt::format("celos.{}: unknown option \"{}\" (known: env, cwd)", fn, name));
       }
       duk_pop_2(ctx);
     }

@@ -19,9 +19,6 @@ namespace {
 constexpr const char* kFn = "celos.slurmExternalService";
 constexpr const char* kKnown = "partition, account, qos, time, cpus, mem, cwd, env, extraArgs";
 
-
-
-
 std::string string_at(duk_context* ctx, duk_idx_t idx, const std::string& what) {
   if (!duk_is_string(ctx, idx)) {
     throw_error(ctx, fmt::format("{}: {} must be a string, got {}", kFn, what, type_of(ctx, idx)));
@@ -43,9 +40,10 @@ std::string option_string(duk_context* ctx, duk_idx_t idx, const std::string& wh
 std::int64_t cpus_at(duk_context* ctx, duk_idx_t idx) {
   const double value = duk_is_number(ctx, idx) ? duk_get_number(ctx, idx) : 0;
   if (!duk_is_number(ctx, idx) || value != std::floor(value) || value < 1 || value > 100000) {
-    throw_error(ctx, fmt::format("{}: option cpus must be a whole number from 1 to 100000, got {}",
-                                 kFn, duk_is_number(ctx, idx) ? duk_safe_to_string(ctx, idx)
-                                                              : type_of(ctx, idx)));
+    throw_error(
+        ctx,
+        fmt::format("{}: option cpus must be a whole number from 1 to 100000, got {}", kFn,
+                    duk_is_number(ctx, idx) ? duk_safe_to_string(ctx, idx) : type_of(ctx, idx)));
   }
   return static_cast<std::int64_t>(value);
 }
@@ -53,7 +51,8 @@ std::int64_t cpus_at(duk_context* ctx, duk_idx_t idx) {
 std::map<std::string, std::string> env_at(duk_context* ctx, duk_idx_t idx) {
   idx = duk_normalize_index(ctx, idx);
   if (!is_plain_object(ctx, idx)) {
-    throw_error(ctx, fmt::format("{}: option env must be an object, got {}", kFn, type_of(ctx, idx)));
+    throw_error(ctx,
+                fmt::format("{}: option env must be an object, got {}", kFn, type_of(ctx, idx)));
   }
   std::map<std::string, std::string> env;
   duk_enum(ctx, idx, DUK_ENUM_OWN_PROPERTIES_ONLY);
@@ -62,11 +61,13 @@ std::map<std::string, std::string> env_at(duk_context* ctx, duk_idx_t idx) {
     const bool valid_name = !name.empty() && name.find_first_of("=\0", 0, 2) == std::string::npos;
     if (!valid_name || name.starts_with("SLURM_") || name.starts_with("SBATCH_")) {
       throw_error(ctx, fmt::format("{}: option env: \"{}\" is not allowed (SLURM_* and SBATCH_* "
-                                   "would change what sbatch does)", kFn, name));
+                                   "would change what sbatch does)",
+                                   kFn, name));
     }
     if (!duk_is_string(ctx, -1) && !duk_is_number(ctx, -1) && !duk_is_boolean(ctx, -1)) {
       throw_error(ctx, fmt::format("{}: option env: \"{}\" must be a string, number or boolean, "
-                                   "got {}", kFn, name, type_of(ctx, -1)));
+                                   "got {}",
+                                   kFn, name, type_of(ctx, -1)));
     }
     env[name] = duk_to_string(ctx, -1);
     duk_pop_2(ctx);
@@ -131,8 +132,8 @@ duk_ret_t slurm_external_service_js(duk_context* ctx) {
   }
   if (!duk_is_null_or_undefined(ctx, 1)) {
     if (!is_plain_object(ctx, 1)) {
-      throw_error(ctx, fmt::format("{}: argument options must be an object, got {}", kFn,
-                                   type_of(ctx, 1)));
+      throw_error(
+          ctx, fmt::format("{}: argument options must be an object, got {}", kFn, type_of(ctx, 1)));
     }
     duk_enum(ctx, 1, DUK_ENUM_OWN_PROPERTIES_ONLY);
     while (duk_next(ctx, -1, 1)) {
@@ -145,7 +146,8 @@ duk_ret_t slurm_external_service_js(duk_context* ctx) {
   options.jobs_dir = settings.jobs_dir.empty() ? settings.db_dir + "/jobs" : settings.jobs_dir;
   options.slurm_bin = settings.slurm_bin;
   options.timeout = settings.io_timeout;
-  ProcessRunnerPtr runner = settings.process_runner ? settings.process_runner : make_process_runner();
+  ProcessRunnerPtr runner =
+      settings.process_runner ? settings.process_runner : make_process_runner();
   push_external_service(ctx, make_slurm_external_service(std::move(options), std::move(runner)));
   return 1;
 }

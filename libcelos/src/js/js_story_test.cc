@@ -1,10 +1,11 @@
 // A story from workflow file to produced output: a workflow written in JavaScript, its input
 // checked on the local disk, its job run by the local command service, stepped by the real
 // scheduler over the file state database.
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "celos/command_service.h"
 #include "celos/scheduler.h"
@@ -76,7 +77,8 @@ celos.defineWorkflow({
   REQUIRE(running->external_id);
 
   // The job runs on its own: wait for its exit status (a bound, not a timing assertion).
-  const std::string job = command_job_dir(options.db_dir, SlotId{"story", slot}, *running->external_id);
+  const std::string job =
+      command_job_dir(options.db_dir, SlotId{"story", slot}, *running->external_id);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!std::filesystem::exists(job + "/exit")) {
     REQUIRE(std::chrono::steady_clock::now() < give_up);

@@ -14,7 +14,7 @@ namespace celos::js {
 namespace {
 
 const std::set<std::string, std::less<>> kWorkflowFields = {
-    "id",        "schedule", "schedulingStrategy", "trigger", "externalService", "startTime",
+    "id", "schedule", "schedulingStrategy", "trigger", "externalService", "startTime",
     "maxRetryCount", "waitTimeoutSeconds", "url", "contacts",
     // datasets (js_datasets.cc)
     "inputs", "outputs", "atomicOutputs",
@@ -66,12 +66,13 @@ void check_workflow_fields(duk_context* ctx, const char* fn) {
   while (duk_next(ctx, -1, 0)) {
     const std::string name = duk_to_string(ctx, -1);
     if (!kWorkflowFields.count(name)) {
-      throw_error(ctx, fmt::format("celos.{}: unknown field \"{}\" (known: id, schedule, "
-                                   "schedulingStrategy, trigger, externalService, startTime, "
-                                   "maxRetryCount, waitTimeoutSeconds, url, contacts, inputs, outputs, "
-                                   "atomicOutputs, retryDelaySeconds, retryBackoffFactor, "
-                                   "maxRetryDelaySeconds, notify)",
-                                   fn, name));
+      throw_error(ctx,
+                  fmt::format("celos.{}: unknown field \"{}\" (known: id, schedule, "
+                              "schedulingStrategy, trigger, externalService, startTime, "
+                              "maxRetryCount, waitTimeoutSeconds, url, contacts, inputs, outputs, "
+                              "atomicOutputs, retryDelaySeconds, retryBackoffFactor, "
+                              "maxRetryDelaySeconds, notify)",
+                              fn, name));
     }
     duk_pop(ctx);
   }
@@ -82,7 +83,8 @@ void check_workflow_fields(duk_context* ctx, const char* fn) {
 // the dataset fields (with inputs, a missing trigger is derived from them once all files are
 // loaded).
 void read_required_fields(duk_context* ctx, const char* fn, Workflow& workflow) {
-  if (!get_field(ctx, "id")) throw_error(ctx, fmt::format("celos.{}: field \"id\" is required", fn));
+  if (!get_field(ctx, "id"))
+    throw_error(ctx, fmt::format("celos.{}: field \"id\" is required", fn));
   workflow.id = require_string(ctx, -1, fn, field("id"));
   if (auto valid = validate_workflow_id(workflow.id); !valid) {
     throw_error(ctx, fmt::format("celos.{}: field \"id\": {}", fn, valid.error().message));
@@ -90,8 +92,8 @@ void read_required_fields(duk_context* ctx, const char* fn, Workflow& workflow) 
   duk_pop(ctx);
   const auto required = [&](const char* name) {
     if (!get_field(ctx, name)) {
-      throw_error(ctx, fmt::format("celos.{}: field \"{}\" is required (workflow \"{}\")", fn,
-                                   name, workflow.id));
+      throw_error(ctx, fmt::format("celos.{}: field \"{}\" is required (workflow \"{}\")", fn, name,
+                                   workflow.id));
     }
   };
   required("schedule");
@@ -101,8 +103,10 @@ void read_required_fields(duk_context* ctx, const char* fn, Workflow& workflow) 
   workflow.strategy = require_celos_object<std::shared_ptr<const SchedulingStrategy>>(
       ctx, -1, fn, field("schedulingStrategy"));
   read_dataset_fields(ctx, fn, workflow);
-  if (workflow.inputs.empty()) required("trigger");
-  else get_field(ctx, "trigger");
+  if (workflow.inputs.empty())
+    required("trigger");
+  else
+    get_field(ctx, "trigger");
   if (!is_missing(ctx, -1)) {
     workflow.trigger = require_celos_object<TriggerPtr>(ctx, -1, fn, field("trigger"));
   }

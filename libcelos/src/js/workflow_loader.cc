@@ -7,13 +7,10 @@
 // assembled (in file name order), so they never make a file's cache depend on another file.
 #include "celos/workflow_loader.h"
 
-#include <dirent.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -22,8 +19,10 @@
 #include <sstream>
 #include <thread>
 
+#include <dirent.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "js/js_api.h"
 #include "js/js_heap.h"
@@ -166,8 +165,8 @@ class JsWorkflowSource : public WorkflowSource {
     for (const auto& [name, stamp] : file.imports) {
       auto known = stamps.find(name);
       if (known == stamps.end()) {
-        known = stamps.emplace(name, stamp_of(js::defaults_path(settings_.defaults_dir, name)))
-                    .first;
+        known =
+            stamps.emplace(name, stamp_of(js::defaults_path(settings_.defaults_dir, name))).first;
       }
       if (!(known->second == stamp)) return false;
     }
@@ -177,8 +176,8 @@ class JsWorkflowSource : public WorkflowSource {
   struct Pending {
     std::string name;
     Stamp stamp;
-    std::optional<CachedFile> file;     // evaluated
-    std::optional<LoadError> refused;   // over a total budget
+    std::optional<CachedFile> file;    // evaluated
+    std::optional<LoadError> refused;  // over a total budget
   };
 
   // Evaluates the pending files, on a few threads when there are many (each file has its own
@@ -218,7 +217,8 @@ class JsWorkflowSource : public WorkflowSource {
     const std::size_t width =
         pending.size() < kParallelFiles
             ? 1
-            : std::min<std::size_t>(kLoadThreads, std::max(1U, std::thread::hardware_concurrency()));
+            : std::min<std::size_t>(kLoadThreads,
+                                    std::max(1U, std::thread::hardware_concurrency()));
     std::vector<std::thread> threads;
     for (std::size_t t = 1; t < width; ++t) threads.emplace_back(work);
     work();

@@ -2,12 +2,11 @@
 // manual's examples, temporary directories for hot reload.
 #include "celos/workflow_loader.h"
 
-#include <sys/stat.h>
-
-#include <catch2/catch.hpp>
 #include <set>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
@@ -66,15 +65,16 @@ std::string workflow_js(const std::string& id, const std::string& command = "tru
   return "celos.defineWorkflow({id: '" + id +
          "', schedule: celos.hourlySchedule(), schedulingStrategy: "
          "celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), externalService: "
-         "celos.commandExternalService('" + command + "')});\n";
+         "celos.commandExternalService('" +
+         command + "')});\n";
 }
 
 TEST_CASE("every error kind is reported per file and never stops the other files") {
   auto source = make_js_workflow_source(options_for(kTestData + "/errors"));
   const WorkflowConfigPtr config = source->load();
 
-  CHECK(ids_of(*config) == std::set<std::string>{"good-a", "partial-before", "unique-e",
-                                                  "scope-f", "scope-undefined"});
+  CHECK(ids_of(*config) == std::set<std::string>{"good-a", "partial-before", "unique-e", "scope-f",
+                                                 "scope-undefined"});
   CHECK(config->errors.size() == 6);
 
   const LoadError* syntax = error_in(*config, "b_syntax.js");
@@ -126,15 +126,17 @@ TEST_CASE("the reference manual's examples load as written") {
   auto source = make_js_workflow_source(
       options_for(kTestData + "/manual/workflows", kTestData + "/manual/defaults"));
   const WorkflowConfigPtr config = source->load();
-  for (const LoadError& error : config->errors) FAIL(error.file << ":" << error.line << ": " << error.message);
+  for (const LoadError& error : config->errors)
+    FAIL(error.file << ":" << error.line << ": " << error.message);
   CHECK(ids_of(*config) ==
         std::set<std::string>{"wordcount", "wordcount-nyc", "wordcount-lax", "my-workflow",
                               "hdfs-check", "success", "delay", "offset", "and", "three-hours",
-                              "delay-not-success", "or", "not", "always", "cron-daily",
-                              "minutely", "serial-3", "uses-defaults"});
+                              "delay-not-success", "or", "not", "always", "cron-daily", "minutely",
+                              "serial-3", "uses-defaults"});
   CHECK(asked_path(*config->find("wordcount-lax")) == " /input/lax/2015-09-13/1300/_READY");
   // Globals of the imported defaults file apply to the importing file.
-  CHECK(asked_path(*config->find("uses-defaults")) == "hdfs://nameservice1 /input/2015-09-13/_READY");
+  CHECK(asked_path(*config->find("uses-defaults")) ==
+        "hdfs://nameservice1 /input/2015-09-13/_READY");
   CHECK(config->find("uses-defaults")->service->describe() ==
         "oozie http://oozie.example.com:11000/oozie");
   CHECK(config->find("serial-3")->strategy->describe() == "serialSchedulingStrategy(3)");
@@ -249,11 +251,12 @@ TEST_CASE("a duplicate id resolves again when the earlier file goes away") {
 TEST_CASE("a change to a defaults file re-evaluates exactly the files that import it") {
   TempDir workflows, defaults;
   write_text_file(defaults / "common.js", "var COMMAND = 'echo one';\n");
-  write_text_file(workflows / "importer.js",
-                  "importDefaults('common');\n"
-                  "celos.defineWorkflow({id: 'importer', schedule: celos.hourlySchedule(), "
-                  "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: "
-                  "celos.alwaysTrigger(), externalService: celos.commandExternalService(COMMAND)});\n");
+  write_text_file(
+      workflows / "importer.js",
+      "importDefaults('common');\n"
+      "celos.defineWorkflow({id: 'importer', schedule: celos.hourlySchedule(), "
+      "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: "
+      "celos.alwaysTrigger(), externalService: celos.commandExternalService(COMMAND)});\n");
   write_text_file(workflows / "other.js", workflow_js("other"));
   auto source = make_js_workflow_source(options_for(workflows.path(), defaults.path()));
   const WorkflowConfigPtr first = source->load();
@@ -281,7 +284,8 @@ TEST_CASE("a defaults file created after a failed import is picked up") {
 TEST_CASE("1,000 unchanged files are not evaluated again, and one change evaluates one file") {
   TempDir workflows;
   for (int i = 0; i < 1000; ++i) {
-    write_text_file(workflows / fmt::format("wf-{:04}.js", i), workflow_js(fmt::format("wf-{:04}", i)));
+    write_text_file(workflows / fmt::format("wf-{:04}.js", i),
+                    workflow_js(fmt::format("wf-{:04}", i)));
   }
   auto source = make_js_workflow_source(options_for(workflows.path()));
   const WorkflowConfigPtr first = source->load();
@@ -329,7 +333,8 @@ TEST_CASE("an oozie properties function is called with the slot at submit time")
     const std::string& body = http->requests.back().body;
     CHECK_THAT(body, Catch::Contains("<name>inputPath</name><value>/in/2015/props</value>"));
     CHECK_THAT(body, Catch::Contains("<name>queue</name><value>default</value>"));
-    CHECK_THAT(body, Catch::Contains("<name>slotTime</name><value>2015-09-13T13:00:00.000Z</value>"));
+    CHECK_THAT(body,
+               Catch::Contains("<name>slotTime</name><value>2015-09-13T13:00:00.000Z</value>"));
     CHECK_THAT(body, Catch::Contains(fmt::format("<name>calls</name><value>{}</value>", call)));
   }
 }
@@ -359,7 +364,8 @@ TEST_CASE("a properties function that fails or runs away fails the submit, not t
   CHECK_THAT(submit_error("throws"), Catch::Contains("no properties"));
   CHECK_THAT(submit_error("loops"), Catch::Contains("did not return within 200 ms"));
   CHECK_THAT(submit_error("bad-result"), Catch::Contains("must be an object"));
-  CHECK_THAT(submit_error("defines"), Catch::Contains("only allowed while the workflow file is evaluated"));
+  CHECK_THAT(submit_error("defines"),
+             Catch::Contains("only allowed while the workflow file is evaluated"));
 }
 
 }  // namespace
@@ -369,14 +375,15 @@ namespace celos {
 namespace {
 
 std::string oozie_workflow(const std::string& id, const std::string& prelude) {
-  return prelude +
-         "celos.defineWorkflow({id: '" + id + "', schedule: celos.hourlySchedule(), "
+  return prelude + "celos.defineWorkflow({id: '" + id +
+         "', schedule: celos.hourlySchedule(), "
          "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
          "externalService: celos.oozieExternalService(function (slot) { return {n: big.length}; },"
          " 'http://oozie'), startTime: '2015-01-01T00:00Z'});\n";
 }
 
-TEST_CASE("loading all files is bounded in time: files past the total budget wait for the next load") {
+TEST_CASE(
+    "loading all files is bounded in time: files past the total budget wait for the next load") {
   TempDir dir;
   write_text_file(dir / "a.js", "while (true) {}\n");
   write_text_file(dir / "b.js", oozie_workflow("b", "var big = [];\n"));
@@ -416,8 +423,7 @@ TEST_CASE("loading all files is bounded in memory across the heaps that stay ali
   TempDir dir;
   // A 2 MiB string kept alive by the properties function of each file (between 5 and 6 MiB at
   // the peak of its making): the first file fits in 6.5 MiB, the second no longer does.
-  const std::string prelude =
-      "var big = 'x'; while (big.length < 2000000) big = big + big;\n";
+  const std::string prelude = "var big = 'x'; while (big.length < 2000000) big = big + big;\n";
   write_text_file(dir / "a.js", oozie_workflow("a", prelude));
   write_text_file(dir / "b.js", oozie_workflow("b", prelude));
   auto options = heap_keeping_options(dir.path(), 16 * 1024 * 1024, 26 * 256 * 1024);
@@ -431,8 +437,8 @@ TEST_CASE("many files are evaluated on several threads with the same results as 
   TempDir dir;
   for (int i = 0; i < 150; ++i) {
     const std::string id = fmt::format("wf{:03}", i);
-    write_text_file(dir / (id + ".js"), i % 50 == 7 ? std::string("celos.defineWorkflow(;\n")
-                                                    : oozie_workflow(id, ""));
+    write_text_file(dir / (id + ".js"),
+                    i % 50 == 7 ? std::string("celos.defineWorkflow(;\n") : oozie_workflow(id, ""));
   }
   write_text_file(dir / "zz-duplicate.js", oozie_workflow("wf001", ""));
   auto config = make_js_workflow_source(options_for(dir.path()))->load();
@@ -450,7 +456,8 @@ TEST_CASE("many files on several threads stay within the total memory of the kep
   TempDir dir;
   const std::string prelude = "var big = 'x'; while (big.length < 1000000) big = big + big;\n";
   for (int i = 0; i < 80; ++i) {
-    write_text_file(dir / fmt::format("f{:02}.js", i), oozie_workflow(fmt::format("f{:02}", i), prelude));
+    write_text_file(dir / fmt::format("f{:02}.js", i),
+                    oozie_workflow(fmt::format("f{:02}", i), prelude));
   }
   auto options = heap_keeping_options(dir.path(), 8 * 1024 * 1024, 24 * 1024 * 1024);
   auto config = make_js_workflow_source(options)->load();

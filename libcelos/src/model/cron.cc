@@ -23,8 +23,8 @@ constexpr int kMaxNth = 5;  // no month has a sixth Friday
 // A set of field values, bit (value - min). 256 bits cover every field, years included.
 using Bits = std::bitset<256>;
 
-constexpr std::array<std::string_view, 12> kMonthNames = {
-    "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
+constexpr std::array<std::string_view, 12> kMonthNames = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
+                                                          "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
 constexpr std::array<std::string_view, 7> kDayNames = {"SUN", "MON", "TUE", "WED",
                                                        "THU", "FRI", "SAT"};
 
@@ -75,15 +75,15 @@ struct CronExpression::Fields {
   std::uint64_t hours = 0;
   std::uint64_t months = 0;  // bits 1..12
 
-  bool dom_any = false;  // day-of-month is `?`: days come from the day-of-week rules
-  std::uint64_t dom = 0;                  // plain days, bits 1..31
-  bool dom_last = false;                  // L
-  std::uint64_t dom_last_offsets = 0;     // L-n: bit n
-  bool dom_last_weekday = false;          // LW
+  bool dom_any = false;                // day-of-month is `?`: days come from the day-of-week rules
+  std::uint64_t dom = 0;               // plain days, bits 1..31
+  bool dom_last = false;               // L
+  std::uint64_t dom_last_offsets = 0;  // L-n: bit n
+  bool dom_last_weekday = false;       // LW
   std::uint64_t dom_nearest_weekday = 0;  // nW: bit n
 
-  std::uint64_t dow = 0;       // plain weekdays, bits 1..7 (1 = Sunday)
-  std::uint64_t dow_last = 0;  // nL: bit n
+  std::uint64_t dow = 0;                             // plain weekdays, bits 1..7 (1 = Sunday)
+  std::uint64_t dow_last = 0;                        // nL: bit n
   std::array<std::uint64_t, kMaxNth + 1> dow_nth{};  // n#k: bit n of dow_nth[k]
 
   std::bitset<kYearCount> years;
@@ -100,9 +100,9 @@ class FieldParser {
       : expr_(expr), spec_(spec), text_(text), upper_(upper(text)) {}
 
   tl::unexpected<Error> error(std::string_view why) const {
-    return fail(fmt::format("cron expression \"{}\": {} field \"{}\": {}", expr_, spec_.name,
-                            text_, why),
-                ErrorCode::kInvalid);
+    return fail(
+        fmt::format("cron expression \"{}\": {} field \"{}\": {}", expr_, spec_.name, text_, why),
+        ErrorCode::kInvalid);
   }
 
   // The comma-separated items of the field, upper-cased.
@@ -316,7 +316,7 @@ Result<Fields> parse_fields(std::string_view expr, const std::vector<std::string
 
 // Nearest weekday to `day`, staying inside the month (Quartz `W`).
 unsigned nearest_weekday(unsigned day, unsigned last, unsigned weekday_of_day) {
-  if (weekday_of_day == 6) return day == 1 ? 3 : day - 1;          // Saturday
+  if (weekday_of_day == 6) return day == 1 ? 3 : day - 1;           // Saturday
   if (weekday_of_day == 0) return day == last ? day - 2 : day + 1;  // Sunday
   return day;
 }
@@ -351,7 +351,7 @@ std::uint64_t dow_days(const Fields& f, MonthShape m) {
   for (unsigned day = 1; day <= m.last; ++day) {
     if ((f.dow >> (m.weekday_of(day) + 1)) & 1) mask |= bit(day);
   }
-  for (unsigned q = 1; q <= 7; ++q) {  // q: Quartz weekday, 1 = Sunday
+  for (unsigned q = 1; q <= 7; ++q) {                           // q: Quartz weekday, 1 = Sunday
     const unsigned first_q = 1 + (q - 1 + 7 - m.first_wd) % 7;  // first day that is a q
     if ((f.dow_last >> q) & 1) mask |= bit(first_q + 7 * ((m.last - first_q) / 7));
     for (unsigned k = 1; k <= kMaxNth; ++k) {

@@ -1,9 +1,9 @@
 #include "celos/cron.h"
 
-#include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 // Expected times below were worked out by hand from a calendar (e.g. 2015-08-01 is a Saturday,
 // 2015-05-31 a Sunday), never by asking the code under test.
@@ -68,9 +68,9 @@ TEST_CASE("A minutely schedule over a week yields 10080 slots one minute apart")
 
 TEST_CASE("A daily schedule fires once a day across month and year ends") {
   auto ts = times("0 30 4 * * ?", make_time(2015, 12, 30), make_time(2016, 1, 3));
-  CHECK(formatted(ts) == std::vector<std::string>{
-                             "2015-12-30T04:30:00.000Z", "2015-12-31T04:30:00.000Z",
-                             "2016-01-01T04:30:00.000Z", "2016-01-02T04:30:00.000Z"});
+  CHECK(formatted(ts) ==
+        std::vector<std::string>{"2015-12-30T04:30:00.000Z", "2015-12-31T04:30:00.000Z",
+                                 "2016-01-01T04:30:00.000Z", "2016-01-02T04:30:00.000Z"});
 }
 
 TEST_CASE("A secondly schedule fires every second") {
@@ -80,8 +80,8 @@ TEST_CASE("A secondly schedule fires every second") {
 
 TEST_CASE("February 29th fires only in leap years") {
   auto ts = times("0 0 0 29 FEB ?", make_time(2015, 1, 1), make_time(2026, 1, 1));
-  CHECK(ts == std::vector<Time>{make_time(2016, 2, 29), make_time(2020, 2, 29),
-                                make_time(2024, 2, 29)});
+  CHECK(ts ==
+        std::vector<Time>{make_time(2016, 2, 29), make_time(2020, 2, 29), make_time(2024, 2, 29)});
 }
 
 TEST_CASE("L in day-of-month is the last day of each month") {
@@ -178,9 +178,9 @@ TEST_CASE("Steps start at the first value and wrap with the range") {
   const Time hour_later = make_time(2015, 9, 13, 1);
   CHECK(times("*/15 0 0 * * ?", day, hour_later) ==
         std::vector<Time>{day, day + Seconds{15}, day + Seconds{30}, day + Seconds{45}});
-  CHECK(times("5/15 0 0 * * ?", day, hour_later) ==
-        std::vector<Time>{day + Seconds{5}, day + Seconds{20}, day + Seconds{35},
-                          day + Seconds{50}});
+  CHECK(
+      times("5/15 0 0 * * ?", day, hour_later) ==
+      std::vector<Time>{day + Seconds{5}, day + Seconds{20}, day + Seconds{35}, day + Seconds{50}});
   CHECK(times("0 10-40/10 0 * * ?", day, hour_later) ==
         std::vector<Time>{make_time(2015, 9, 13, 0, 10), make_time(2015, 9, 13, 0, 20),
                           make_time(2015, 9, 13, 0, 30), make_time(2015, 9, 13, 0, 40)});
@@ -190,11 +190,10 @@ TEST_CASE("Steps start at the first value and wrap with the range") {
 }
 
 TEST_CASE("Year lists, ranges and steps limit the years") {
-  auto ts = times("0 0 0 1 1 ? 2016,2018-2019,2030/50", make_time(2010, 1, 1),
-                  make_time(2199, 12, 31));
-  CHECK(ts == std::vector<Time>{make_time(2016, 1, 1), make_time(2018, 1, 1),
-                                make_time(2019, 1, 1), make_time(2030, 1, 1),
-                                make_time(2080, 1, 1), make_time(2130, 1, 1),
+  auto ts =
+      times("0 0 0 1 1 ? 2016,2018-2019,2030/50", make_time(2010, 1, 1), make_time(2199, 12, 31));
+  CHECK(ts == std::vector<Time>{make_time(2016, 1, 1), make_time(2018, 1, 1), make_time(2019, 1, 1),
+                                make_time(2030, 1, 1), make_time(2080, 1, 1), make_time(2130, 1, 1),
                                 make_time(2180, 1, 1)});
 }
 
@@ -232,10 +231,8 @@ TEST_CASE("next_at_or_after carries from seconds through to years") {
   const auto c = cron("30 15 10 1 JAN ?");
   CHECK(c.next_at_or_after(make_time(2015, 12, 31, 23, 59, 59)) ==
         make_time(2016, 1, 1, 10, 15, 30));
-  CHECK(c.next_at_or_after(make_time(2016, 1, 1, 10, 15, 30)) ==
-        make_time(2016, 1, 1, 10, 15, 30));
-  CHECK(c.next_at_or_after(make_time(2016, 1, 1, 10, 15, 31)) ==
-        make_time(2017, 1, 1, 10, 15, 30));
+  CHECK(c.next_at_or_after(make_time(2016, 1, 1, 10, 15, 30)) == make_time(2016, 1, 1, 10, 15, 30));
+  CHECK(c.next_at_or_after(make_time(2016, 1, 1, 10, 15, 31)) == make_time(2017, 1, 1, 10, 15, 30));
 }
 
 TEST_CASE("An expression that never fires again yields nothing, quickly") {
@@ -292,10 +289,10 @@ TEST_CASE("Unknown names are rejected in the field they appear in") {
 }
 
 TEST_CASE("Exactly one of day-of-month and day-of-week must be a question mark") {
-  CHECK_THAT(error_of("0 0 0 ? * ?"), Catch::Contains("day-of-month") &&
-                                          Catch::Contains("day-of-week"));
-  CHECK_THAT(error_of("0 0 0 * * *"), Catch::Contains("day-of-month") &&
-                                          Catch::Contains("day-of-week"));
+  CHECK_THAT(error_of("0 0 0 ? * ?"),
+             Catch::Contains("day-of-month") && Catch::Contains("day-of-week"));
+  CHECK_THAT(error_of("0 0 0 * * *"),
+             Catch::Contains("day-of-month") && Catch::Contains("day-of-week"));
   CHECK_THAT(error_of("0 0 0 1 * MON"), Catch::Contains("exactly one"));
   CHECK_THAT(error_of("? 0 0 1 * ?"), Catch::Contains("second field \"?\""));
   CHECK_THAT(error_of("0 0 0 ?,1 * ?"), Catch::Contains("day-of-month field \"?,1\""));

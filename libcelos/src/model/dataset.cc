@@ -1,13 +1,13 @@
 #include "celos/dataset.h"
 
-#include "celos/state_db.h"
-
 #include <algorithm>
 #include <cctype>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "celos/state_db.h"
 
 namespace celos {
 
@@ -33,8 +33,8 @@ Result<std::vector<Time>> TriggerContext::announced_instances(const std::string&
 // ---- StateDatabase defaults: backends that do not store announcements yet ---------------
 
 Result<void> StateDatabase::announce_instance(std::string_view dataset, Time, Time) {
-  return fail(fmt::format("this state database cannot store announcements of dataset \"{}\"",
-                          dataset));
+  return fail(
+      fmt::format("this state database cannot store announcements of dataset \"{}\"", dataset));
 }
 
 Result<std::vector<Time>> StateDatabase::announced_instances(std::string_view, Time, Time) {
@@ -58,7 +58,8 @@ std::optional<std::pair<Time, Time>> Dataset::path_period(Time t) const {
     return std::make_pair(start, start + length);
   };
   if (has("${second}")) return span(floor_seconds(t), std::chrono::seconds(1));
-  if (has("${minute}")) return span(make_time(c.year, c.month, c.day, c.hour, c.minute), std::chrono::minutes(1));
+  if (has("${minute}"))
+    return span(make_time(c.year, c.month, c.day, c.hour, c.minute), std::chrono::minutes(1));
   if (has("${hour}")) return span(make_time(c.year, c.month, c.day, c.hour), std::chrono::hours(1));
   if (has("${day}")) return span(make_time(c.year, c.month, c.day), std::chrono::hours(24));
   if (has("${month}")) {
@@ -175,14 +176,14 @@ Result<std::vector<Time>> new_instances(const ResolvedInput& input, Time slot,
   std::set<Time> present;
   if (input.producer) {
     const std::chrono::seconds shift(input.producer_offset);
-    auto produced = context.stored_slots(*input.producer, lo - shift, hi - shift + std::chrono::seconds(1));
+    auto produced =
+        context.stored_slots(*input.producer, lo - shift, hi - shift + std::chrono::seconds(1));
     if (!produced) return tl::unexpected(produced.error());
     for (const SlotState& s : *produced) {
       if (s.status == SlotStatus::kSuccess) present.insert(s.id.time + shift);
     }
   }
-  auto announced =
-      context.announced_instances(input.dataset.id, lo, hi + std::chrono::seconds(1));
+  auto announced = context.announced_instances(input.dataset.id, lo, hi + std::chrono::seconds(1));
   if (!announced) return tl::unexpected(announced.error());
   present.insert(announced->begin(), announced->end());
   if (!input.producer && !present.count(hi)) {
@@ -218,11 +219,12 @@ class DatasetTrigger final : public Trigger {
     const Time instance = slot + std::chrono::seconds(input_.use.offset);
     auto presence = instance_presence(input_, instance, context);
     if (!presence) return tl::unexpected(presence.error());
-    return TriggerStatus{"DatasetTrigger", presence->present,
-                         fmt::format("Dataset {} instance {} is {} ({})", input_.dataset.id,
-                                     format_time(instance),
-                                     presence->present ? "present" : "not present", presence->why),
-                         {}};
+    return TriggerStatus{
+        "DatasetTrigger",
+        presence->present,
+        fmt::format("Dataset {} instance {} is {} ({})", input_.dataset.id, format_time(instance),
+                    presence->present ? "present" : "not present", presence->why),
+        {}};
   }
 
  private:
@@ -230,13 +232,14 @@ class DatasetTrigger final : public Trigger {
     auto fresh = new_instances(input_, slot, context);
     if (!fresh) return tl::unexpected(fresh.error());
     const bool ready = static_cast<int>(fresh->size()) >= input_.use.min_instances;
-    return TriggerStatus{"DatasetTrigger", ready,
-                         fmt::format("Dataset {}: {} new instance{} up to {} ({} needed)",
-                                     input_.dataset.id, fresh->size(),
-                                     fresh->size() == 1 ? "" : "s",
-                                     format_time(slot + std::chrono::seconds(input_.use.offset)),
-                                     input_.use.min_instances),
-                         {}};
+    return TriggerStatus{
+        "DatasetTrigger",
+        ready,
+        fmt::format("Dataset {}: {} new instance{} up to {} ({} needed)", input_.dataset.id,
+                    fresh->size(), fresh->size() == 1 ? "" : "s",
+                    format_time(slot + std::chrono::seconds(input_.use.offset)),
+                    input_.use.min_instances),
+        {}};
   }
 
   ResolvedInput input_;
@@ -252,11 +255,12 @@ class StatusTrigger final : public Trigger {
     if (!status) return tl::unexpected(status.error());
     const std::string name(to_string(*status));
     const bool ready = std::find(statuses_.begin(), statuses_.end(), name) != statuses_.end();
-    return TriggerStatus{"StatusTrigger", ready,
-                         fmt::format("Slot {} of workflow {} is {} ({} one of {})",
-                                     format_time(slot), workflow_id_, name,
-                                     ready ? "is" : "is not", fmt::join(statuses_, ", ")),
-                         {}};
+    return TriggerStatus{
+        "StatusTrigger",
+        ready,
+        fmt::format("Slot {} of workflow {} is {} ({} one of {})", format_time(slot), workflow_id_,
+                    name, ready ? "is" : "is not", fmt::join(statuses_, ", ")),
+        {}};
   }
 
  private:

@@ -76,9 +76,10 @@ std::vector<const Workflow*> in_file_order(const WorkflowConfig& config) {
 std::optional<std::string> output_path_problem(const WorkflowConfig& config, const Workflow& w,
                                                const Dataset& ds, const DatasetUse& out) {
   if (!has_time_variables(ds.path)) {
-    return fmt::format("output dataset \"{}\": its path {} has no time variables, so every slot "
-                       "would write the same instance",
-                       ds.id, ds.path);
+    return fmt::format(
+        "output dataset \"{}\": its path {} has no time variables, so every slot "
+        "would write the same instance",
+        ds.id, ds.path);
   }
   const Time reference = std::max<Time>(w.start_time, Time(std::chrono::seconds(1704067200)));
   auto times = w.schedule->times(reference, reference + std::chrono::hours(24 * 7),
@@ -89,9 +90,10 @@ std::optional<std::string> output_path_problem(const WorkflowConfig& config, con
     const std::string path = ds.instance_path(t + std::chrono::seconds(out.offset));
     auto [it, inserted] = seen.emplace(path, t);
     if (!inserted) {
-      return fmt::format("output dataset \"{}\": slots {} and {} both write {} (the path {} does "
-                         "not tell the workflow's slots apart)",
-                         ds.id, format_time(it->second), format_time(t), path, ds.path);
+      return fmt::format(
+          "output dataset \"{}\": slots {} and {} both write {} (the path {} does "
+          "not tell the workflow's slots apart)",
+          ds.id, format_time(it->second), format_time(t), path, ds.path);
     }
   }
   return std::nullopt;
@@ -164,9 +166,10 @@ class Linker {
     for (const auto* list : {&w.inputs, &w.outputs}) {
       for (const DatasetUse& use : *list) {
         if (!config_.datasets.count(use.dataset)) {
-          return fmt::format("workflow \"{}\": unknown dataset \"{}\" (declare it with "
-                             "celos.dataset)",
-                             w.id, use.dataset);
+          return fmt::format(
+              "workflow \"{}\": unknown dataset \"{}\" (declare it with "
+              "celos.dataset)",
+              w.id, use.dataset);
         }
         if (conflicts_.count({w.file, use.dataset})) {
           return fmt::format("workflow \"{}\": dataset \"{}\" is declared differently elsewhere",
@@ -176,9 +179,10 @@ class Linker {
     }
     for (const DatasetUse& out : w.outputs) {
       if (auto p = producers.find(out.dataset); p != producers.end()) {
-        return fmt::format("workflow \"{}\": dataset \"{}\" is already an output of workflow "
-                           "\"{}\" ({}); a dataset has at most one producer",
-                           w.id, out.dataset, p->second->id, p->second->file);
+        return fmt::format(
+            "workflow \"{}\": dataset \"{}\" is already an output of workflow "
+            "\"{}\" ({}); a dataset has at most one producer",
+            w.id, out.dataset, p->second->id, p->second->file);
       }
       const Dataset& ds = config_.datasets.at(out.dataset);
       if (auto problem = output_path_problem(config_, w, ds, out)) {

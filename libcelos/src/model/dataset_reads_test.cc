@@ -1,9 +1,10 @@
 // The API's dataset reads as values (celos/dataset_reads.h): a slot's lineage (inputs with their
 // producers, outputs with their consumers and the dry run of atomic removal), the instance
 // listing's pages, the announcement check.
+#include "celos/dataset_reads.h"
+
 #include <catch2/catch.hpp>
 
-#include "celos/dataset_reads.h"
 #include "testing/fakes.h"
 
 using namespace celos;
@@ -121,7 +122,8 @@ TEST_CASE("lineage of an unknown workflow or of a time that is no slot is not fo
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == ErrorCode::kNotFound);
   CHECK(unknown.error().message == "unknown workflow \"nope\"");
-  auto off = slot_lineage(w.config, {"imp", kStart + std::chrono::minutes(30)}, kNow, *w.db, w.file_systems);
+  auto off = slot_lineage(w.config, {"imp", kStart + std::chrono::minutes(30)}, kNow, *w.db,
+                          w.file_systems);
   REQUIRE_FALSE(off);
   CHECK(off.error().code == ErrorCode::kNotFound);
   CHECK(off.error().message == "2015-09-13T00:30:00.000Z is not a slot of workflow \"imp\"");
@@ -135,15 +137,15 @@ TEST_CASE("a dataset's instances: the producer's slots and announcements, newest
   w.put(SlotState::of({"imp", kStart + hours(1)}, SlotStatus::kSuccess, "job"));
   REQUIRE(w.db->announce_instance("raw", kStart + hours(30), kStart));  // beyond the slots
   const Dataset& raw = w.config.datasets.at("raw");
-  auto page = dataset_instances(w.config, raw, kStart, kStart + hours(48), 3, kNow, *w.db,
-                                w.file_systems);
+  auto page =
+      dataset_instances(w.config, raw, kStart, kStart + hours(48), 3, kNow, *w.db, w.file_systems);
   REQUIRE(page);
   REQUIRE(page->instances.size() == 3);
   CHECK(page->truncated);
   CHECK(page->instances[0].time == kStart + hours(47));
   CHECK_FALSE(page->instances[0].present);
-  auto all = dataset_instances(w.config, raw, kStart, kStart + hours(3), 10, kNow, *w.db,
-                               w.file_systems);
+  auto all =
+      dataset_instances(w.config, raw, kStart, kStart + hours(3), 10, kNow, *w.db, w.file_systems);
   REQUIRE(all);
   CHECK_FALSE(all->truncated);
   REQUIRE(all->instances.size() == 3);

@@ -227,8 +227,8 @@ Result<OutputInstanceState> inspect_output(const Dataset& ds, Time instance,
 
 Result<void> DatasetStep::confirm(const std::string& what) {
   auto confirmed = guard_.confirm();
-  if (!confirmed) return fail(fmt::format("not {}: {}", what, confirmed.error().message),
-                              confirmed.error().code);
+  if (!confirmed)
+    return fail(fmt::format("not {}: {}", what, confirmed.error().message), confirmed.error().code);
   return {};
 }
 
@@ -295,8 +295,9 @@ Result<SubmitDecision> DatasetStep::before_submit(const Workflow& workflow, Slot
         pick.consumed.clear();
         return SubmitDecision{std::nullopt,
                               fmt::format("{} new instance{} of dataset {} at submit time, {} "
-                                          "needed", taken->size(), taken->size() == 1 ? "" : "s",
-                                          in.dataset, in.min_instances)};
+                                          "needed",
+                                          taken->size(), taken->size() == 1 ? "" : "s", in.dataset,
+                                          in.min_instances)};
       }
       instances = std::move(*taken);
       pick.consumed[in.dataset] = instances;
@@ -342,8 +343,9 @@ Result<void> DatasetStep::before_success(const Workflow& workflow, const SlotSta
 
 void DatasetStep::after_failure(const Workflow& workflow, const SlotState& slot) {
   if (!workflow.atomic_outputs || workflow.outputs.empty()) return;
-  auto removed = remove_incomplete_outputs(config_, workflow, slot.id.time, file_systems_,
-                                           fmt::format("the slot became {}", to_string(slot.status)));
+  auto removed =
+      remove_incomplete_outputs(config_, workflow, slot.id.time, file_systems_,
+                                fmt::format("the slot became {}", to_string(slot.status)));
   if (!removed) {
     spdlog::error("slot {}: removing incomplete outputs failed: {}", to_string(slot.id),
                   removed.error().message);

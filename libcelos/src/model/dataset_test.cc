@@ -1,7 +1,8 @@
 // Datasets: linking, triggers, mode new and atomic outputs, as scheduler stories over fakes.
+#include "celos/dataset.h"
+
 #include <catch2/catch.hpp>
 
-#include "celos/dataset.h"
 #include "celos/scheduler.h"
 #include "model/dataset_step.h"
 #include "testing/scheduler_world.h"
@@ -33,8 +34,7 @@ struct World : celos::testing::SchedulerWorld {
     declarations.push_back({Dataset{id, std::move(path), "", "_SUCCESS"}, "a.js", 1});
   }
 
-  Workflow& add(std::string id, std::shared_ptr<ExternalService> on,
-                TriggerPtr trigger = nullptr) {
+  Workflow& add(std::string id, std::shared_ptr<ExternalService> on, TriggerPtr trigger = nullptr) {
     Workflow w = workflow(id, std::move(on));
     w.trigger = std::move(trigger);
     w.file = id + ".js";
@@ -158,7 +158,8 @@ TEST_CASE("the derived trigger waits for the producer's SUCCESS, an announcement
   // An announcement is enough, with no file system call.
   REQUIRE(w.db->announce_instance("raw", kStart + hours(1), now));
   REQUIRE(w.db->announce_instance("raw", kStart + hours(1), now));  // idempotent
-  REQUIRE(w.db->put_slots({SlotState::of({"clean", kStart + hours(1)}, SlotStatus::kSuccess, "j")}));
+  REQUIRE(
+      w.db->put_slots({SlotState::of({"clean", kStart + hours(1)}, SlotStatus::kSuccess, "j")}));
   const int calls = w.data_fs->exists_calls();
   status = w.scheduler.trigger_status("report", kStart + hours(1), now);
   REQUIRE(status);
@@ -193,9 +194,10 @@ TEST_CASE("mode new hands each instance to one successful slot and stores it wit
   w.link();
   REQUIRE(w.config->errors.empty());
   // import 00:00 and 01:00 succeed; 02:00 fails.
-  REQUIRE(w.db->put_slots({SlotState::of({"import", kStart}, SlotStatus::kSuccess, "a"),
-                           SlotState::of({"import", kStart + hours(1)}, SlotStatus::kSuccess, "b"),
-                           SlotState::of({"import", kStart + hours(2)}, SlotStatus::kFailure, "c")}));
+  REQUIRE(
+      w.db->put_slots({SlotState::of({"import", kStart}, SlotStatus::kSuccess, "a"),
+                       SlotState::of({"import", kStart + hours(1)}, SlotStatus::kSuccess, "b"),
+                       SlotState::of({"import", kStart + hours(2)}, SlotStatus::kFailure, "c")}));
   const Time now = kStart + hours(3) + minutes(1);  // rollup slots 00:00 and 03:00
   w.scheduler.step(now, std::set<std::string>{"rollup"});
   // 00:00 sees one instance (minInstances 2): waits; 03:00 sees 00:00 and 01:00 (03:00 not yet).
@@ -225,8 +227,9 @@ TEST_CASE("mode new hands each instance to one successful slot and stores it wit
   CHECK(w.scheduler.trigger_status("rollup", kStart + hours(6), now)->ready);
 }
 
-TEST_CASE("atomic outputs: leftovers go before submit, failures lose incomplete output, success "
-          "gets its done flag") {
+TEST_CASE(
+    "atomic outputs: leftovers go before submit, failures lose incomplete output, success "
+    "gets its done flag") {
   World w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("out", "/out/${year}${month}${day}/${hour}");
@@ -282,8 +285,9 @@ TEST_CASE("a done flag that cannot be written keeps the slot RUNNING") {
   CHECK(w.state("job", kStart).status == SlotStatus::kSuccess);
 }
 
-TEST_CASE("killing a slot that never ran removes nothing; killing a running one removes its "
-          "incomplete output") {
+TEST_CASE(
+    "killing a slot that never ran removes nothing; killing a running one removes its "
+    "incomplete output") {
   World w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("out", "/out/${year}${month}${day}/${hour}");
@@ -321,7 +325,8 @@ TEST_CASE("atomicOutputs false leaves outputs alone") {
 
 // Issue 33: readiness is decided per slot, so every slot of a minutely consumer may be READY
 // for the same single instance; the count at submit time decides.
-TEST_CASE("mode new: a pick with fewer than minInstances new instances at submit time waits again") {
+TEST_CASE(
+    "mode new: a pick with fewer than minInstances new instances at submit time waits again") {
   World w;
   auto consumer = std::make_shared<CommandLikeService>();
   w.dataset("ext", "/e/${year}${month}${day}/${hour}${minute}");
@@ -372,7 +377,7 @@ TEST_CASE("mode new: two picks of one step share out the instances, the short on
   const Time now = kStart + hours(2) + minutes(5);  // slots 00:00, 01:00, 02:00
   const std::set<std::string> only{"use"};
   w.scheduler.step(now, only);
-  CHECK(w.state("use", kStart).status == SlotStatus::kWaiting);  // sees none
+  CHECK(w.state("use", kStart).status == SlotStatus::kWaiting);             // sees none
   REQUIRE(w.state("use", kStart + hours(1)).status == SlotStatus::kReady);  // sees the three
   REQUIRE(w.state("use", kStart + hours(2)).status == SlotStatus::kReady);  // the same three
   w.scheduler.step(now, only);  // both picked in one step: 01:00 takes them, 02:00 has 0 < 3

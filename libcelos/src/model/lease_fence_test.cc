@@ -103,8 +103,7 @@ struct Recorded {
 struct World : Recorded, celos::testing::SchedulerWorld {
   FailingGuard guard;
 
-  World()
-      : SchedulerWorld({.data = seen, .service = std::make_shared<CommandLikeService>()}) {
+  World() : SchedulerWorld({.data = seen, .service = std::make_shared<CommandLikeService>()}) {
     std::vector<DatasetDeclaration> declarations;
     for (std::string id : {"a", "b"}) {
       declarations.push_back(
@@ -132,7 +131,7 @@ struct World : Recorded, celos::testing::SchedulerWorld {
   // of a SUCCESS slot and an API kill of a RUNNING one.
   void story() {
     const Time now = kStart + hours(2) + minutes(1);  // slots 00:00 and 01:00
-    job_writes("/out/a/20150913/00/part-0");           // leftovers of an earlier attempt
+    job_writes("/out/a/20150913/00/part-0");          // leftovers of an earlier attempt
     job_writes("/out/b/20150913/00/part-0");
     scheduler.step(now);  // READY
     scheduler.step(now);  // a@00 (job-1), b@00 (job-2): leftovers removed, submitted, started
@@ -143,7 +142,7 @@ struct World : Recorded, celos::testing::SchedulerWorld {
     scheduler.step(now);  // a@00 done flag + SUCCESS, b@00's output removed + FAILURE
     scheduler.step(now);  // a@01 (job-3), b@01 (job-4)
     service->set_status("job-3", ExternalStatus::kSubmitted);  // recorded, never started
-    scheduler.step(now);                                         // job-3 started again
+    scheduler.step(now);                                       // job-3 started again
     job_writes("/out/b/20150913/01/part-0");
     (void)scheduler.kill("b", kStart + hours(1), now);  // job-4 killed, its output removed
     (void)scheduler.rerun("a", kStart, now);            // a@00's done flag removed
@@ -165,11 +164,11 @@ TEST_CASE("without a lost lease the fence story removes, flags, submits, starts 
   const auto effects = w.effects();
   CHECK(has(effects, "remove /out/a/20150913/00"));  // leftover, before submit
   CHECK(has(effects, "write /out/a/20150913/00/_SUCCESS"));
-  CHECK(has(effects, "remove /out/b/20150913/00"));  // after the failure
-  CHECK(has(effects, "remove /out/b/20150913/01"));  // after the kill
+  CHECK(has(effects, "remove /out/b/20150913/00"));           // after the failure
+  CHECK(has(effects, "remove /out/b/20150913/01"));           // after the kill
   CHECK(has(effects, "remove /out/a/20150913/00/_SUCCESS"));  // the rerun
-  CHECK(w.service->started == std::vector<std::string>{"job-1", "job-2", "job-3", "job-4",
-                                                        "job-3"});
+  CHECK(w.service->started ==
+        std::vector<std::string>{"job-1", "job-2", "job-3", "job-4", "job-3"});
   CHECK(w.service->killed == std::vector<std::string>{"job-4"});
   CHECK(w.guard.confirms > 8);
 }

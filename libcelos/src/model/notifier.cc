@@ -72,8 +72,8 @@ void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& conf
 void NotificationQueue::push(Notification n) {
   std::lock_guard lock(mutex_);
   if (queue_.size() >= options_.capacity && !queue_.empty()) {
-    spdlog::warn("notification queue full ({}): dropping the oldest, to {}: {}",
-                 options_.capacity, queue_.front().webhook, queue_.front().body);
+    spdlog::warn("notification queue full ({}): dropping the oldest, to {}: {}", options_.capacity,
+                 queue_.front().webhook, queue_.front().body);
     queue_.pop_front();
     ++dropped_;
     if (options_.on_drop) options_.on_drop();
@@ -106,12 +106,13 @@ std::optional<Time> NotificationQueue::send_due(Time now) {
       ++delivered_;
       continue;
     }
-    const std::string why = answer ? fmt::format("HTTP {}", answer->status) : answer.error().message;
+    const std::string why =
+        answer ? fmt::format("HTTP {}", answer->status) : answer.error().message;
     auto delay = options_.first_retry * (1LL << std::min(n.attempts - 1, 20));
     delay = std::min<std::chrono::milliseconds>(delay, options_.max_retry);
     if (now + delay - n.created > options_.give_up_after) {
-      spdlog::error("notification undeliverable after {} attempts to {}: {} (last: {})",
-                    n.attempts, n.webhook, n.body, why);
+      spdlog::error("notification undeliverable after {} attempts to {}: {} (last: {})", n.attempts,
+                    n.webhook, n.body, why);
       std::lock_guard lock(mutex_);
       ++undeliverable_;
       continue;
@@ -128,9 +129,10 @@ bool NotificationQueue::refused_now(const Notification& n) {
   if (!options_.refuse) return false;
   const auto why = options_.refuse(n.webhook);
   if (!why) return false;
-  spdlog::error("notification to {} refused: {} (a webhook may not call loopback or this "
-                "server; --allow-loopback-webhooks allows it): {}",
-                n.webhook, *why, n.body);
+  spdlog::error(
+      "notification to {} refused: {} (a webhook may not call loopback or this "
+      "server; --allow-loopback-webhooks allows it): {}",
+      n.webhook, *why, n.body);
   if (options_.on_refused) options_.on_refused();
   std::lock_guard lock(mutex_);
   ++refused_;
@@ -207,7 +209,8 @@ void Notifier::loop() {
       continue;
     }
     if (next) {
-      wake_.wait_for(lock, std::max<std::chrono::milliseconds>(*next - now(), std::chrono::milliseconds(1)));
+      wake_.wait_for(
+          lock, std::max<std::chrono::milliseconds>(*next - now(), std::chrono::milliseconds(1)));
     } else {
       wake_.wait(lock, [this] { return stopping_ || woken_; });
     }

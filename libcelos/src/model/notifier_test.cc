@@ -1,9 +1,10 @@
 // Notifications: which changes notify whom, the payload, retries with back-off at explicit
 // times, giving up, and the bounded queue.
+#include "celos/notifier.h"
+
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
-#include "celos/notifier.h"
 #include "testing/fakes.h"
 
 using namespace celos;

@@ -110,8 +110,8 @@ Result<RangeResult> Scheduler::range(RangeAction action, const RangeRequest& req
     if (!done) return tl::unexpected(done.error());
   }
   for (const SlotChange& c : changes) {
-    result.slots.push_back({c.to.id.time, c.from ? std::optional(c.from->status) : std::nullopt,
-                            c.to.status});
+    result.slots.push_back(
+        {c.to.id.time, c.from ? std::optional(c.from->status) : std::nullopt, c.to.status});
   }
   std::sort(result.skipped.begin(), result.skipped.end(),
             [](const RangeSkip& a, const RangeSkip& b) { return a.time < b.time; });
@@ -145,9 +145,9 @@ Result<void> Scheduler::commit_range_kill(const Workflow& wf, std::vector<SlotCh
   for (SlotChange& c : changes) {
     if (c.from && c.from->status == SlotStatus::kRunning && c.from->external_id) {
       if (auto done = wf.service->kill(c.to.id, *c.from->external_id); !done) {
-        result.skipped.push_back({c.to.id.time, c.from->status,
-                                  fmt::format("killing {} failed: {}", *c.from->external_id,
-                                              done.error().message)});
+        result.skipped.push_back(
+            {c.to.id.time, c.from->status,
+             fmt::format("killing {} failed: {}", *c.from->external_id, done.error().message)});
         continue;
       }
     }

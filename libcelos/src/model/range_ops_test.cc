@@ -40,7 +40,8 @@ TEST_CASE("a dry-run range rerun lists what would move and what is skipped, chan
   w.store(kStart + hours(1), SlotStatus::kRunning, "job-1");
   w.store(kStart + hours(2), SlotStatus::kSuccess);
   const auto before = w.db_fs->files();
-  auto r = w.scheduler.range(RangeAction::kRerun, w.request(kStart - hours(5), kStart + hours(4), true));
+  auto r =
+      w.scheduler.range(RangeAction::kRerun, w.request(kStart - hours(5), kStart + hours(4), true));
   REQUIRE(r);
   CHECK(r->dry_run);
   REQUIRE(r->slots.size() == 3);  // 00:00 FAILURE, 02:00 SUCCESS, 03:00 nothing stored
@@ -67,8 +68,7 @@ TEST_CASE("a range rerun with a status filter reruns only those slots, with mark
   CHECK(r->skipped.empty());
   CHECK(w.status(kStart) == SlotStatus::kWaiting);
   CHECK(w.status(kStart + hours(1)) == SlotStatus::kSuccess);
-  CHECK(w.db->rerun_times("wf", req.now).value() ==
-        std::vector<Time>{kStart, kStart + hours(2)});
+  CHECK(w.db->rerun_times("wf", req.now).value() == std::vector<Time>{kStart, kStart + hours(2)});
   auto history = w.scheduler.slot_history("wf", kStart);
   REQUIRE(history);
   REQUIRE(history->size() == 1);
@@ -92,8 +92,8 @@ TEST_CASE("a range kill kills running jobs and skips final slots") {
 
 TEST_CASE("a range over 10,000 slots or inverted is refused and changes nothing") {
   World w;
-  auto big = w.scheduler.range(RangeAction::kRerun,
-                               w.request(kStart, kStart + hours(kMaxRangeSlots + 1)));
+  auto big =
+      w.scheduler.range(RangeAction::kRerun, w.request(kStart, kStart + hours(kMaxRangeSlots + 1)));
   REQUIRE_FALSE(big);
   CHECK(big.error().code == ErrorCode::kInvalid);
   CHECK(w.db_fs->files().empty());
@@ -102,14 +102,17 @@ TEST_CASE("a range over 10,000 slots or inverted is refused and changes nothing"
   // Counted from the workflow's start time: slots before it are not in the range.
   CHECK(w.scheduler.range(RangeAction::kRerun,
                           w.request(kStart - hours(20000), kStart + hours(10), true)));
-  CHECK(w.scheduler.range(RangeAction::kRerun, w.request(kStart + hours(1), kStart))
+  CHECK(w.scheduler.range(RangeAction::kRerun, w.request(kStart + hours(1), kStart)).error().code ==
+        ErrorCode::kInvalid);
+  CHECK(w.scheduler
+            .range(RangeAction::kRerun,
+                   [&] {
+                     auto r = w.request(kStart, kStart + hours(1));
+                     r.workflow = "nope";
+                     return r;
+                   }())
             .error()
-            .code == ErrorCode::kInvalid);
-  CHECK(w.scheduler.range(RangeAction::kRerun, [&] {
-           auto r = w.request(kStart, kStart + hours(1));
-           r.workflow = "nope";
-           return r;
-         }()).error().code == ErrorCode::kNotFound);
+            .code == ErrorCode::kNotFound);
 }
 
 TEST_CASE("every change of a step is recorded in the slot history with the step's time") {

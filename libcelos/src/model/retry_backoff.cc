@@ -10,9 +10,8 @@ namespace celos {
 std::chrono::milliseconds retry_delay(const Workflow& workflow, int k) {
   if (workflow.retry_delay_seconds <= 0 || k < 1) return std::chrono::milliseconds(0);
   // In doubles: factor^(k-1) overflows integers long before the cap applies.
-  const double seconds =
-      static_cast<double>(workflow.retry_delay_seconds) *
-      std::pow(workflow.retry_backoff_factor, static_cast<double>(k - 1));
+  const double seconds = static_cast<double>(workflow.retry_delay_seconds) *
+                         std::pow(workflow.retry_backoff_factor, static_cast<double>(k - 1));
   const double capped = std::min(seconds, static_cast<double>(workflow.max_retry_delay_seconds));
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(capped * 1000)));
 }

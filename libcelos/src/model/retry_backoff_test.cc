@@ -1,7 +1,8 @@
 // Retry back-off: the delay formula and the step's behaviour at explicit times.
+#include "model/retry_backoff.h"
+
 #include <catch2/catch.hpp>
 
-#include "model/retry_backoff.h"
 #include "celos/scheduler.h"
 #include "testing/fakes.h"
 

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "model/retry_backoff.h"
 #include "model/dataset_step.h"
+#include "model/retry_backoff.h"
 #include "model/step.h"
 #include "model/step_context.h"
 
@@ -63,8 +63,6 @@ Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolv
 
 void Scheduler::set_executor(Executor& executor) { executor_ = &executor; }
 
-
-
 void Scheduler::add_listener(SchedulerListener& listener) { listeners_.push_back(&listener); }
 
 void Scheduler::notify(const std::vector<SlotChange>& changes) {
@@ -112,11 +110,10 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
                  format_time(now), config->workflows.size(), config->errors.size(),
                  executor_->width());
     std::vector<std::string> errors = std::move(report.errors);
-    report = detail::run_step(
-        *config, now, ids,
-        {db_, file_systems_, *executor_,
-         [this](const std::vector<SlotChange>& changes) { notify(changes); },
-         mode == MaintenanceMode::kDrain, guard_});
+    report = detail::run_step(*config, now, ids,
+                              {db_, file_systems_, *executor_,
+                               [this](const std::vector<SlotChange>& changes) { notify(changes); },
+                               mode == MaintenanceMode::kDrain, guard_});
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
   }
   report.maintenance = mode;
@@ -129,8 +126,8 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   spdlog::info(
       "step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors; {} "
       "external calls ({} failed{}), {} data checks; ms by phase: {}",
-      format_time(now), report.duration.count(), report.workflows, report.changed,
-      report.submitted, report.errors.size(), report.external_calls, report.external_call_errors,
+      format_time(now), report.duration.count(), report.workflows, report.changed, report.submitted,
+      report.errors.size(), report.external_calls, report.external_call_errors,
       report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks,
       phases.empty() ? "none" : phases);
   for (SchedulerListener* l : listeners_) l->on_step(report);
@@ -155,8 +152,9 @@ Result<const Workflow*> Scheduler::find_slot(const WorkflowConfig& config,
   auto is_slot = is_slot_time(*(*wf)->schedule, slot_time, config.schedule_context());
   if (!is_slot) return tl::unexpected(is_slot.error());
   if (!*is_slot || slot_time < (*wf)->start_time) {
-    return fail(fmt::format("{} is not a slot of workflow \"{}\"", format_time(slot_time), workflow),
-                ErrorCode::kNotFound);
+    return fail(
+        fmt::format("{} is not a slot of workflow \"{}\"", format_time(slot_time), workflow),
+        ErrorCode::kNotFound);
   }
   return wf;
 }
@@ -197,8 +195,8 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, T
   if (!next) return next;
   if (current.status == SlotStatus::kRunning && current.external_id) {
     if (auto ok = guard_->confirm(); !ok) {  // a node that lost its lease kills nothing
-      return fail(fmt::format("not killing {} of slot {}: {}", *current.external_id,
-                              to_string(id), ok.error().message),
+      return fail(fmt::format("not killing {} of slot {}: {}", *current.external_id, to_string(id),
+                              ok.error().message),
                   ok.error().code);
     }
     if (auto killed = (*wf)->service->kill(id, *current.external_id); !killed) {

@@ -1,6 +1,5 @@
 // Scheduler stories: the real scheduler wired to fakes, stepped at chosen times.
 #include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
 #include "testing/scheduler_world.h"
@@ -13,7 +12,6 @@ using World = celos::testing::SchedulerWorld;
 using celos::testing::kStart;
 using std::chrono::hours;
 using std::chrono::minutes;
-
 
 TEST_CASE("a slot goes from waiting to ready to running to success over three steps") {
   World w;
@@ -267,8 +265,7 @@ TEST_CASE("a corrupt state file is reported with its path and affects only its w
   REQUIRE(w.db_fs->write("/db/state/broken/2015-09-13/00:00:00.000Z", "{not json"));
   auto report = w.scheduler.step(kStart + minutes(30));
   REQUIRE(report.errors.size() == 1);
-  CHECK_THAT(report.errors[0],
-             Catch::Contains("/db/state/broken/2015-09-13/00:00:00.000Z"));
+  CHECK_THAT(report.errors[0], Catch::Contains("/db/state/broken/2015-09-13/00:00:00.000Z"));
   CHECK(w.status("fine", kStart) == SlotStatus::kReady);
   CHECK(w.db_fs->read("/db/state/broken/2015-09-13/00:00:00.000Z").value() == "{not json");
 }

@@ -7,8 +7,8 @@
 namespace celos {
 namespace {
 
-constexpr std::array<std::string_view, 7> kNames = {
-    "WAITING", "READY", "RUNNING", "SUCCESS", "FAILURE", "WAIT_TIMEOUT", "KILLED"};
+constexpr std::array<std::string_view, 7> kNames = {"WAITING", "READY",        "RUNNING", "SUCCESS",
+                                                    "FAILURE", "WAIT_TIMEOUT", "KILLED"};
 
 // One table of legal transitions so that every operation checks the same way.
 Result<SlotState> transition(const SlotState& from, std::initializer_list<SlotStatus> allowed,
@@ -20,9 +20,9 @@ Result<SlotState> transition(const SlotState& from, std::initializer_list<SlotSt
       return next;
     }
   }
-  return fail(fmt::format("cannot {} slot {}: it is {}", what, to_string(from.id),
-                          to_string(from.status)),
-              ErrorCode::kInvalid);
+  return fail(
+      fmt::format("cannot {} slot {}: it is {}", what, to_string(from.id), to_string(from.status)),
+      ErrorCode::kInvalid);
 }
 
 }  // namespace
@@ -37,8 +37,8 @@ Result<SlotStatus> parse_slot_status(std::string_view text) {
 }
 
 bool is_final(SlotStatus s) {
-  return s == SlotStatus::kSuccess || s == SlotStatus::kFailure ||
-         s == SlotStatus::kWaitTimeout || s == SlotStatus::kKilled;
+  return s == SlotStatus::kSuccess || s == SlotStatus::kFailure || s == SlotStatus::kWaitTimeout ||
+         s == SlotStatus::kKilled;
 }
 
 std::string to_string(const SlotId& id) { return id.workflow + "@" + format_time(id.time); }
@@ -82,8 +82,8 @@ Result<SlotState> SlotState::success() const {
 
 Result<SlotState> SlotState::retry() const {
   // From READY too: a submission the service refused is a failed attempt (SPEC §16).
-  auto next = transition(*this, {SlotStatus::kRunning, SlotStatus::kReady}, SlotStatus::kWaiting,
-                         "retry");
+  auto next =
+      transition(*this, {SlotStatus::kRunning, SlotStatus::kReady}, SlotStatus::kWaiting, "retry");
   if (next) {
     next->retry_count = retry_count + 1;
     next->external_id.reset();
@@ -98,10 +98,10 @@ Result<SlotState> SlotState::failure() const {
 }
 
 Result<SlotState> SlotState::rerun() const {
-  auto next = transition(*this,
-                         {SlotStatus::kSuccess, SlotStatus::kFailure, SlotStatus::kWaitTimeout,
-                          SlotStatus::kKilled},
-                         SlotStatus::kWaiting, "rerun");
+  auto next = transition(
+      *this,
+      {SlotStatus::kSuccess, SlotStatus::kFailure, SlotStatus::kWaitTimeout, SlotStatus::kKilled},
+      SlotStatus::kWaiting, "rerun");
   if (next) {
     next->retry_count = 0;
     next->external_id.reset();

@@ -9,10 +9,9 @@ namespace celos {
 namespace {
 
 SlotHistoryEntry entry_of(const SlotChange& change) {
-  return SlotHistoryEntry{change.at,
-                          change.from ? std::optional<SlotStatus>(change.from->status)
-                                      : std::nullopt,
-                          change.to, change.by};
+  return SlotHistoryEntry{
+      change.at, change.from ? std::optional<SlotStatus>(change.from->status) : std::nullopt,
+      change.to, change.by};
 }
 
 class HistoryRecorder final : public SchedulerListener {

@@ -1,6 +1,7 @@
+#include "celos/slot.h"
+
 #include <catch2/catch.hpp>
 
-#include "celos/slot.h"
 #include "celos/workflow.h"
 
 using namespace celos;
@@ -22,9 +23,9 @@ TEST_CASE("a slot with nothing stored is WAITING with no retries and no external
 }
 
 TEST_CASE("statuses print and parse as the state database spells them") {
-  for (SlotStatus s : {SlotStatus::kWaiting, SlotStatus::kReady, SlotStatus::kRunning,
-                       SlotStatus::kSuccess, SlotStatus::kFailure, SlotStatus::kWaitTimeout,
-                       SlotStatus::kKilled}) {
+  for (SlotStatus s :
+       {SlotStatus::kWaiting, SlotStatus::kReady, SlotStatus::kRunning, SlotStatus::kSuccess,
+        SlotStatus::kFailure, SlotStatus::kWaitTimeout, SlotStatus::kKilled}) {
     CHECK(parse_slot_status(to_string(s)).value() == s);
   }
   CHECK(to_string(SlotStatus::kWaitTimeout) == "WAIT_TIMEOUT");

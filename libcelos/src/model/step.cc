@@ -65,9 +65,8 @@ void Step::submit_record_start() {
     std::vector<SlotChange> committed;
     if (k < parts) {
       for (std::size_t i = first(k); i < first(k + 1); ++i) {
-        tasks.push_back(submitting.timed([this, i] {
-          isolated(runs_[i], [&] { load_and_submit(runs_[i]); });
-        }));
+        tasks.push_back(submitting.timed(
+            [this, i] { isolated(runs_[i], [&] { load_and_submit(runs_[i]); }); }));
       }
     }
     if (k >= 1 && k <= parts) {
@@ -121,13 +120,13 @@ void Step::load_and_submit(WorkflowRun& run) {
       break;
     }
     if (!inputs->context) {  // mode new: the data it was ready for went to another slot
-      run.changes.push_back({run.from(pick.id.time), waiting_again(pick, inputs->waiting),
-                             now_, "step"});
+      run.changes.push_back(
+          {run.from(pick.id.time), waiting_again(pick, inputs->waiting), now_, "step"});
       continue;
     }
     if (auto ok = fence_.confirm(); !ok) {  // a submitted job is visible (Slurm, Oozie)
-      run.error(fmt::format("not submitting slot {}: {}", format_time(pick.id.time),
-                            ok.error().message));
+      run.error(
+          fmt::format("not submitting slot {}: {}", format_time(pick.id.time), ok.error().message));
       break;
     }
     auto external_id = call(*wf.service, "submit of " + to_string(pick.id),
@@ -160,7 +159,8 @@ std::vector<SlotChange> Step::record_running(std::size_t from, std::size_t to) {
 }
 
 template <class ChangesOf>
-std::vector<SlotChange> Step::write_isolated(std::vector<WorkflowRun*>& writers, ChangesOf changes_of) {
+std::vector<SlotChange> Step::write_isolated(std::vector<WorkflowRun*>& writers,
+                                             ChangesOf changes_of) {
   std::vector<std::vector<SlotChange>> changes;
   std::vector<SlotState> all;
   for (WorkflowRun* run : writers) {
@@ -178,8 +178,8 @@ std::vector<SlotChange> Step::write_isolated(std::vector<WorkflowRun*>& writers,
       for (const SlotChange& c : changes[i]) own.push_back(c.to);
       if (auto mine = env_.db.put_slots(own); !mine) {
         ok[i] = false;
-        writers[i]->error(fmt::format("recording {} slot states failed: {}", own.size(),
-                                      mine.error().message));
+        writers[i]->error(
+            fmt::format("recording {} slot states failed: {}", own.size(), mine.error().message));
         writers[i]->running.clear();  // submitted, not recorded: never started (logged above)
       }
     }
@@ -189,8 +189,10 @@ std::vector<SlotChange> Step::write_isolated(std::vector<WorkflowRun*>& writers,
     if (!ok[i]) continue;
     report_.changed += static_cast<int>(changes[i].size());
     for (SlotChange& c : changes[i]) {
-      if (c.from) log_change(*c.from, c.to);
-      else log_change(SlotState::waiting(c.to.id), c.to);
+      if (c.from)
+        log_change(*c.from, c.to);
+      else
+        log_change(SlotState::waiting(c.to.id), c.to);
       committed.push_back(std::move(c));
     }
   }
@@ -248,8 +250,8 @@ void Step::add_start_tasks(std::size_t from, std::size_t to, ListOf list_of, boo
         // all in one group, so no other task touches its run.
         if (!r) {
           group.targets[i].first->error(fmt::format("starting slot {} ({}) failed: {}",
-                                                    format_time(job.slot.time),
-                                                    job.external_id, r.error().message));
+                                                    format_time(job.slot.time), job.external_id,
+                                                    r.error().message));
         }
       }
     }));

@@ -49,15 +49,15 @@ void Step::advance() {
     }
     for (std::size_t from = 0; from < waiting.size(); from += kTriggerChunk) {
       std::vector<std::size_t> chunk(waiting.begin() + static_cast<std::ptrdiff_t>(from),
-                                     waiting.begin() + static_cast<std::ptrdiff_t>(
-                                         std::min(waiting.size(), from + kTriggerChunk)));
+                                     waiting.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                           waiting.size(), from + kTriggerChunk)));
       tasks.push_back([this, &run, chunk = std::move(chunk)] {
         for (std::size_t i : chunk) {
           try {
             // Only "ready?" is kept: the status trees of 1.7 million slots would not fit.
             auto status = run.wf->trigger->evaluate(run.slots[i].id.time, triggers_);
-            run.triggers[i] = status ? Result<bool>(status->ready)
-                                     : Result<bool>(tl::unexpected(status.error()));
+            run.triggers[i] =
+                status ? Result<bool>(status->ready) : Result<bool>(tl::unexpected(status.error()));
           } catch (const std::exception& e) {
             run.triggers[i] = fail(fmt::format("trigger failed: {}", e.what()));
           }
@@ -113,8 +113,8 @@ void Step::advance_slots(WorkflowRun& run) {
 std::optional<SlotState> Step::advance_waiting(WorkflowRun& run, const SlotState& slot,
                                                const Result<bool>& ready) {
   if (!ready) {
-    run.error(fmt::format("trigger of slot {}: {}", format_time(slot.id.time),
-                          ready.error().message));
+    run.error(
+        fmt::format("trigger of slot {}: {}", format_time(slot.id.time), ready.error().message));
     return std::nullopt;
   }
   if (*ready) return slot.ready().value();
@@ -124,8 +124,8 @@ std::optional<SlotState> Step::advance_waiting(WorkflowRun& run, const SlotState
   return std::nullopt;
 }
 
-std::optional<SlotState> Step::advance_running(WorkflowRun& run, const SlotState& slot,
-                                               const std::optional<Result<ExternalStatus>>& status) {
+std::optional<SlotState> Step::advance_running(
+    WorkflowRun& run, const SlotState& slot, const std::optional<Result<ExternalStatus>>& status) {
   const Workflow& wf = *run.wf;
   if (!slot.external_id) {  // cannot ask: a broken record
     return failed_attempt(wf, slot, "RUNNING without an external id", now_);
@@ -147,9 +147,8 @@ std::optional<SlotState> Step::advance_running(WorkflowRun& run, const SlotState
       return slot.success().value();
     }
     case JobState::kFailure: {
-      std::string why = (*status)->message.empty()
-                            ? fmt::format("job {} failed", *slot.external_id)
-                            : (*status)->message;
+      std::string why = (*status)->message.empty() ? fmt::format("job {} failed", *slot.external_id)
+                                                   : (*status)->message;
       SlotState next = failed_attempt(wf, slot, std::move(why), now_);
       if (next.status == SlotStatus::kFailure) datasets_.after_failure(wf, next);
       return next;

@@ -78,9 +78,10 @@ Result<void> SideEffectFence::confirm() {
     if (!lost_.load()) {
       why_ = confirmed.error().message;
       lost_.store(true);
-      spdlog::error("lease lost: {}; the step stops here, without further side effects, and "
-                    "leaves the state as it is for the new leader",
-                    why_);
+      spdlog::error(
+          "lease lost: {}; the step stops here, without further side effects, and "
+          "leaves the state as it is for the new leader",
+          why_);
     }
   }
   return fail("lease lost: " + why(), ErrorCode::kUnavailable);
@@ -120,9 +121,9 @@ void CallGate::record(const std::string& endpoint, const std::string& what,
 std::string CallGate::slowest() const {
   std::lock_guard lock(mutex_);
   if (slowest_what_.empty()) return "";
-  return fmt::format(
-      "{} ms ({})",
-      std::chrono::duration_cast<std::chrono::milliseconds>(slowest_).count(), slowest_what_);
+  return fmt::format("{} ms ({})",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(slowest_).count(),
+                     slowest_what_);
 }
 
 }  // namespace celos::detail

@@ -122,8 +122,7 @@ class CallGate {
   // Runs `call` (returning a Result) unless `endpoint` already failed in this step; records
   // its duration and outcome. An empty endpoint is never gated.
   template <class Call>
-  auto run(const std::string& endpoint, const std::string& what, Call&& call)
-      -> decltype(call()) {
+  auto run(const std::string& endpoint, const std::string& what, Call&& call) -> decltype(call()) {
     if (auto down = down_error(endpoint)) {
       return tl::unexpected(Error{fmt_skipped(endpoint, *down), ErrorCode::kUnavailable});
     }

@@ -22,7 +22,10 @@ namespace celos::detail {
 class Step {
  public:
   Step(const WorkflowConfig& config, Time now, StepEnvironment env, StepReport& report)
-      : config_(config), now_(now), env_(std::move(env)), report_(report),
+      : config_(config),
+        now_(now),
+        env_(std::move(env)),
+        report_(report),
         triggers_(now, env_.db, env_.file_systems),
         fence_(env_.guard ? *env_.guard : always_current_lease_guard()),
         datasets_(config, env_.db, env_.file_systems, now, fence_) {}

@@ -24,18 +24,18 @@ namespace celos::detail {
 // batches.
 struct WorkflowRun {
   const Workflow* wf = nullptr;
-  bool active = false;                  // loaded (not paused, no error)
-  std::vector<std::string> errors;      // reported by the step's thread
-  std::vector<SlotState> slots;         // loaded and not final, oldest first
+  bool active = false;                     // loaded (not paused, no error)
+  std::vector<std::string> errors;         // reported by the step's thread
+  std::vector<SlotState> slots;            // loaded and not final, oldest first
   std::map<SlotStatus, int> final_counts;  // the loaded final slots, counted
-  std::vector<bool> stored;             // per slot: was it stored (or is it a new WAITING one)
-  std::set<Time> marked;                // times carried by a rerun marker
-  std::vector<SlotState> running;       // picks submitted in this step, as RUNNING
-  std::vector<SlotChange> changes;      // the other changes of this step
-  std::vector<std::optional<Result<bool>>> triggers;  // per slot, WAITING ones: ready?
+  std::vector<bool> stored;                // per slot: was it stored (or is it a new WAITING one)
+  std::set<Time> marked;                   // times carried by a rerun marker
+  std::vector<SlotState> running;          // picks submitted in this step, as RUNNING
+  std::vector<SlotChange> changes;         // the other changes of this step
+  std::vector<std::optional<Result<bool>>> triggers;            // per slot, WAITING ones: ready?
   std::vector<std::optional<Result<ExternalStatus>>> statuses;  // per slot, RUNNING ones
-  std::vector<SlotState> restart;       // RUNNING slots whose job was never started
-  std::vector<SlotId> follow;           // RUNNING slots to mark (see kFollowMargin)
+  std::vector<SlotState> restart;  // RUNNING slots whose job was never started
+  std::vector<SlotId> follow;      // RUNNING slots to mark (see kFollowMargin)
 
   void error(std::string message) {
     spdlog::warn("workflow {}: {}", wf->id, message);
@@ -92,7 +92,8 @@ inline std::vector<JobGroup> split_batches(std::map<std::string, JobGroup> group
       const std::size_t to = std::min(group.jobs.size(), from + limit);
       JobGroup batch;
       batch.service = group.service;
-      batch.jobs.assign(group.jobs.begin() + std::ptrdiff_t(from), group.jobs.begin() + std::ptrdiff_t(to));
+      batch.jobs.assign(group.jobs.begin() + std::ptrdiff_t(from),
+                        group.jobs.begin() + std::ptrdiff_t(to));
       batch.targets.assign(group.targets.begin() + std::ptrdiff_t(from),
                            group.targets.begin() + std::ptrdiff_t(to));
       out.push_back(std::move(batch));

@@ -160,11 +160,13 @@ TEST_CASE("the RUNNING jobs of one endpoint are asked in batches of the service'
   w.scheduler.step(now);  // READY
   w.scheduler.step(now);  // RUNNING: job-1 .. job-5
   paged->batch_sizes.clear();
-  for (int i = 1; i <= 5; ++i) paged->set_status("job-" + std::to_string(i), ExternalStatus::kSuccess);
+  for (int i = 1; i <= 5; ++i)
+    paged->set_status("job-" + std::to_string(i), ExternalStatus::kSuccess);
   w.scheduler.step(now);
   std::sort(paged->batch_sizes.begin(), paged->batch_sizes.end());
   CHECK(paged->batch_sizes == std::vector<std::size_t>{1, 2, 2});
-  for (const char* id : {"a", "b", "c", "d", "e"}) CHECK(w.status(id, kStart) == SlotStatus::kSuccess);
+  for (const char* id : {"a", "b", "c", "d", "e"})
+    CHECK(w.status(id, kStart) == SlotStatus::kSuccess);
 }
 
 namespace {
@@ -186,8 +188,9 @@ class BatchStartService final : public FakeExternalService {
 std::string wf_name(int i) { return fmt::format("wf-{:04}", i); }
 }  // namespace
 
-TEST_CASE("hundreds of workflows submit, record and start as a pipeline; each job starts after "
-          "its RUNNING record") {
+TEST_CASE(
+    "hundreds of workflows submit, record and start as a pipeline; each job starts after "
+    "its RUNNING record") {
   World w;
   auto pool = make_thread_pool_executor(8);
   w.scheduler.set_executor(*pool);
@@ -224,8 +227,9 @@ TEST_CASE("hundreds of workflows submit, record and start as a pipeline; each jo
                                            "follow", "restart", "write"});
 }
 
-TEST_CASE("a pipelined step records a failing workflow's part workflow by workflow and starts "
-          "the others") {
+TEST_CASE(
+    "a pipelined step records a failing workflow's part workflow by workflow and starts "
+    "the others") {
   World w;
   auto pool = make_thread_pool_executor(8);
   w.scheduler.set_executor(*pool);

@@ -76,8 +76,7 @@ Result<Time> parse_time(std::string_view text) {
 Time make_time(int year, int month, int day, int hour, int minute, int second, int millisecond) {
   const sys_days days{std::chrono::year{year} / std::chrono::month{unsigned(month)} /
                       std::chrono::day{unsigned(day)}};
-  return Time{days} + hours{hour} + minutes{minute} + seconds{second} +
-         milliseconds{millisecond};
+  return Time{days} + hours{hour} + minutes{minute} + seconds{second} + milliseconds{millisecond};
 }
 
 CivilTime to_civil(Time t) {
@@ -90,9 +89,9 @@ CivilTime to_civil(Time t) {
   rest -= m;
   const auto sec = duration_cast<seconds>(rest);
   rest -= sec;
-  return CivilTime{int(ymd.year()),    int(unsigned(ymd.month())), int(unsigned(ymd.day())),
-                   int(h.count()),     int(m.count()),             int(sec.count()),
-                   int(rest.count())};
+  return CivilTime{
+      int(ymd.year()), int(unsigned(ymd.month())), int(unsigned(ymd.day())), int(h.count()),
+      int(m.count()),  int(sec.count()),           int(rest.count())};
 }
 
 std::string format_time(Time t) {
@@ -127,12 +126,10 @@ std::string replace_time_variables(std::string_view text, Time t) {
     std::string_view name;
     std::string value;
   };
-  const Var vars[] = {{"${year}", fmt::format("{:04}", c.year)},
-                      {"${month}", fmt::format("{:02}", c.month)},
-                      {"${day}", fmt::format("{:02}", c.day)},
-                      {"${hour}", fmt::format("{:02}", c.hour)},
-                      {"${minute}", fmt::format("{:02}", c.minute)},
-                      {"${second}", fmt::format("{:02}", c.second)}};
+  const Var vars[] = {
+      {"${year}", fmt::format("{:04}", c.year)},     {"${month}", fmt::format("{:02}", c.month)},
+      {"${day}", fmt::format("{:02}", c.day)},       {"${hour}", fmt::format("{:02}", c.hour)},
+      {"${minute}", fmt::format("{:02}", c.minute)}, {"${second}", fmt::format("{:02}", c.second)}};
   std::string out;
   out.reserve(text.size() + 16);
   std::size_t i = 0;

@@ -1,9 +1,9 @@
 #include "celos/time.h"
 
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 namespace celos {
 namespace {
@@ -27,13 +27,12 @@ TEST_CASE("make_time counts milliseconds from the Unix epoch in UTC") {
   CHECK(make_time(1970, 1, 1).time_since_epoch().count() == 0);
   CHECK(make_time(2015, 9, 13, 13, 40) == example());
   CHECK(make_time(1969, 7, 20, 20, 17, 40).time_since_epoch() == milliseconds{-14182940000});
-  CHECK(make_time(2016, 2, 29, 23, 59, 59, 250).time_since_epoch() ==
-        milliseconds{1456790399250});
+  CHECK(make_time(2016, 2, 29, 23, 59, 59, 250).time_since_epoch() == milliseconds{1456790399250});
 }
 
 TEST_CASE("parse_time accepts the four UTC forms of the spec") {
-  for (const char* text : {"2015-09-13T13:40Z", "2015-09-13T13:40:00Z",
-                           "2015-09-13T13:40:00.000Z", "2015-09-13T13:40:00+00:00"}) {
+  for (const char* text : {"2015-09-13T13:40Z", "2015-09-13T13:40:00Z", "2015-09-13T13:40:00.000Z",
+                           "2015-09-13T13:40:00+00:00"}) {
     INFO(text);
     auto t = parse_time(text);
     REQUIRE(t.has_value());

@@ -32,13 +32,15 @@ class DelayTrigger final : public Trigger {
 
 class OffsetTrigger final : public Trigger {
  public:
-  OffsetTrigger(std::int64_t seconds, TriggerPtr inner) : seconds_(seconds), inner_(std::move(inner)) {}
+  OffsetTrigger(std::int64_t seconds, TriggerPtr inner)
+      : seconds_(seconds), inner_(std::move(inner)) {}
   Result<TriggerStatus> evaluate(Time slot, TriggerContext& context) const override {
     const Time shifted = slot + std::chrono::seconds(seconds_);
     auto inner = inner_->evaluate(shifted, context);
     if (!inner) return inner;
     const bool ready = inner->ready;
-    return TriggerStatus{"OffsetTrigger", ready,
+    return TriggerStatus{"OffsetTrigger",
+                         ready,
                          fmt::format("Nested trigger offset by {} seconds ({}) is {}", seconds_,
                                      format_time(shifted), ready ? "ready" : "not ready"),
                          {std::move(*inner)}};
@@ -85,7 +87,8 @@ class NotTrigger final : public Trigger {
     auto inner = inner_->evaluate(slot, context);
     if (!inner) return inner;
     const bool ready = !inner->ready;
-    return TriggerStatus{"NotTrigger", ready,
+    return TriggerStatus{"NotTrigger",
+                         ready,
                          ready ? "Nested trigger is not ready" : "Nested trigger is ready",
                          {std::move(*inner)}};
   }
@@ -150,7 +153,9 @@ TriggerPtr make_and_trigger(std::vector<TriggerPtr> triggers) {
 TriggerPtr make_or_trigger(std::vector<TriggerPtr> triggers) {
   return std::make_shared<CombinedTrigger>(false, std::move(triggers));
 }
-TriggerPtr make_not_trigger(TriggerPtr inner) { return std::make_shared<NotTrigger>(std::move(inner)); }
+TriggerPtr make_not_trigger(TriggerPtr inner) {
+  return std::make_shared<NotTrigger>(std::move(inner));
+}
 TriggerPtr make_success_trigger(std::string workflow_id) {
   return std::make_shared<SuccessTrigger>(std::move(workflow_id));
 }

@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "celos/trigger.h"
 
 #include <map>
 
-#include "celos/trigger.h"
+#include <catch2/catch.hpp>
 
 using namespace celos;
 

@@ -32,7 +32,8 @@ Result<void> validate_workflow_id(std::string_view id) {
   }
   for (char c : id) {
     if (c == '/') return bad("contains /");
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return bad("contains a control character");
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return bad("contains a control character");
   }
   return {};
 }

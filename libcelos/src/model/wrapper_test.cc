@@ -102,9 +102,7 @@ class RecordingFileSystem final : public FileSystem {
 };
 
 // The calls recorded since the last look.
-std::vector<std::string> take(std::vector<std::string>& calls) {
-  return std::exchange(calls, {});
-}
+std::vector<std::string> take(std::vector<std::string>& calls) { return std::exchange(calls, {}); }
 
 using Calls = std::vector<std::string>;
 

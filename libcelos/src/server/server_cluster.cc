@@ -1,9 +1,8 @@
 #include "server/server_cluster.h"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 namespace celos {
 
@@ -12,7 +11,8 @@ ClusterChoice choose_cluster(const ServerOptions& opts, const std::string& host_
   ClusterChoice choice;
   ClusterOptions& cluster = choice.options;
   cluster.name = opts.cluster_name;
-  cluster.node_id = opts.node_id.empty() ? fmt::format("{}:{}", host_name, opts.port) : opts.node_id;
+  cluster.node_id =
+      opts.node_id.empty() ? fmt::format("{}:{}", host_name, opts.port) : opts.node_id;
   cluster.url = !opts.advertise_url.empty()
                     ? opts.advertise_url
                     : fmt::format("http://{}:{}", wildcard ? host_name : opts.host, opts.port);
@@ -37,11 +37,13 @@ std::unique_ptr<Cluster> make_server_cluster(const ServerOptions& opts,
   ClusterOptions& cluster = choice.options;
   if (!choice.shared) return make_single_node_cluster(std::move(cluster));
   if (choice.loopback_url) {
-    spdlog::warn("advertised URL {} is a loopback address: other cluster nodes on other hosts "
-                 "cannot forward to this one (set --advertise-url)", cluster.url);
+    spdlog::warn(
+        "advertised URL {} is a loopback address: other cluster nodes on other hosts "
+        "cannot forward to this one (set --advertise-url)",
+        cluster.url);
   }
-  spdlog::info("cluster {}: node {} at {}, lease {} s", cluster.name, cluster.node_id,
-               cluster.url, opts.lease_seconds);
+  spdlog::info("cluster {}: node {} at {}, lease {} s", cluster.name, cluster.node_id, cluster.url,
+               opts.lease_seconds);
   return make_postgres_cluster(opts.state_db, std::move(cluster), std::move(fence));
 }
 

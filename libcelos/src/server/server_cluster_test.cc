@@ -1,7 +1,7 @@
 // The choice of cluster from celos-server's options (SPEC §11, §16).
-#include <catch2/catch.hpp>
-
 #include "server/server_cluster.h"
+
+#include <catch2/catch.hpp>
 
 using namespace celos;
 
@@ -41,7 +41,8 @@ TEST_CASE("the node id and the advertised URL default to the host name and --hos
   }
 }
 
-TEST_CASE("cluster identity: --node-id and --advertise-url win; the URL loses its trailing slashes") {
+TEST_CASE(
+    "cluster identity: --node-id and --advertise-url win; the URL loses its trailing slashes") {
   ServerOptions opts = options("0.0.0.0", 8080);
   opts.node_id = "node-a";
   opts.advertise_url = "https://a.example:443//";
@@ -63,6 +64,4 @@ TEST_CASE("an advertised loopback URL is noticed (other hosts could not forward 
   CHECK_FALSE(choose_cluster(advertised, "box").loopback_url);
 }
 
-TEST_CASE("this machine's name, or the fallback") {
-  CHECK_FALSE(machine_name("unknown").empty());
-}
+TEST_CASE("this machine's name, or the fallback") { CHECK_FALSE(machine_name("unknown").empty()); }

@@ -1,4 +1,6 @@
 // celos-server's log set-up and how a failure is reported before and after it.
+#include "server/server_logging.h"
+
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -8,7 +10,6 @@
 
 #include "celos/logging.h"
 #include "celos/server.h"
-#include "server/server_logging.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;
@@ -56,8 +57,8 @@ TEST_CASE("the server's log: lines in UTC with their level in <logs>/celos.log, 
   spdlog::info("hello {}", 1);
   report_server_failure("lost the database");
   const std::string text = testing::read_text_file(logs / "celos.log");
-  CHECK(std::regex_search(
-      text, std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info hello 1\n)")));
+  CHECK(std::regex_search(text,
+                          std::regex(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info hello 1\n)")));
   CHECK_THAT(text, Catch::EndsWith("Z critical celos-server: lost the database\n"));
   CHECK(err.text().empty());  // reported once, through the log
   // SIGHUP's reopen works on the returned sink.

@@ -48,11 +48,12 @@ NotifierOptions notifier_options(const ServerOptions& opts, Scheduling& s) {
           .give_up_after = std::chrono::minutes(15),
           .clock = {},
           .on_drop = [&s] { s.metrics.count_notification_dropped(); },
-          .refuse = [&s](const std::string& url) {
-            WebhookGuardOptions guard = s.webhook_guard;
-            guard.own_port = s.own_port.load();
-            return webhook_refusal(url, guard);
-          },
+          .refuse =
+              [&s](const std::string& url) {
+                WebhookGuardOptions guard = s.webhook_guard;
+                guard.own_port = s.own_port.load();
+                return webhook_refusal(url, guard);
+              },
           .on_refused = [&s] { s.metrics.count_webhook_refused(); }};
 }
 
@@ -74,12 +75,15 @@ ApiOptions api_options(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
   auto hosts = opts.allowed_hosts.empty() ? default_host_policy(opts.host, "")
                                           : *parse_allowed_hosts(opts.allowed_hosts);
   Cluster& cluster = *f.cluster;
-  return {.hosts = hosts, .auth = {tokens, opts.auth_reads}, .audit = f.audit.get(),
-          .metrics = &s.metrics, .db = b.db.get(), .db_watch = &f.db_watch,
+  return {.hosts = hosts,
+          .auth = {tokens, opts.auth_reads},
+          .audit = f.audit.get(),
+          .metrics = &s.metrics,
+          .db = b.db.get(),
+          .db_watch = &f.db_watch,
           .startup = &f.startup,
-          .cluster_role = [&cluster] {
-            return std::string(cluster.is_leader() ? "leader" : "standby");
-          },
+          .cluster_role =
+              [&cluster] { return std::string(cluster.is_leader() ? "leader" : "standby"); },
           .node = cluster.node_id(),
           .jobs_dir = opts.jobs_directory(),  // /api/v1/slot-log
           .may_step = [&cluster] { return cluster.is_leader(); },
@@ -95,7 +99,8 @@ Result<Backends> open_backends(const ServerOptions& opts) {
   if (!hadoop_config) return tl::unexpected(hadoop_config.error());
   Backends b;
   // --io-timeout bounds every external call: Oozie, WebHDFS, Slurm commands, API kills.
-  b.io_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(opts.io_timeout_seconds * 1000));
+  b.io_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(opts.io_timeout_seconds * 1000));
   HttpClientOptions http_options;
   http_options.total_timeout = b.io_timeout;
   http_options.connect_timeout = std::min(http_options.connect_timeout, b.io_timeout);
@@ -105,10 +110,14 @@ Result<Backends> open_backends(const ServerOptions& opts) {
   if (!db) return tl::unexpected(db.error());
   b.db = std::move(*db);
   b.file_systems = make_hadoop_file_system_resolver(*hadoop_config, http, user);
-  b.source = make_js_workflow_source(
-      {.workflows_dir = opts.workflows_dir, .defaults_dir = opts.defaults_dir,
-       .db_dir = opts.db_dir, .http = http, .oozie_user = user, .jobs_dir = opts.jobs_dir,
-       .slurm_bin = opts.slurm_bin_dir, .io_timeout = b.io_timeout});
+  b.source = make_js_workflow_source({.workflows_dir = opts.workflows_dir,
+                                      .defaults_dir = opts.defaults_dir,
+                                      .db_dir = opts.db_dir,
+                                      .http = http,
+                                      .oozie_user = user,
+                                      .jobs_dir = opts.jobs_dir,
+                                      .slurm_bin = opts.slurm_bin_dir,
+                                      .io_timeout = b.io_timeout});
   b.default_fs = hadoop_config->get("fs.defaultFS").rfind("file:", 0) == 0 ? "file" : "webhdfs";
   return b;
 }
@@ -119,8 +128,9 @@ Scheduling::Scheduling(const ServerOptions& opts, Backends& b)
       scheduler(*measured_source, *b.db, *measured_file_systems),
       history(make_history_recorder(*b.db)),
       own_port(opts.port),
-      webhook_guard{.allow_loopback = opts.allow_loopback_webhooks,
-                    .own_hosts = {opts.host, machine_name("unknown"), url_host(opts.advertise_url)}},
+      webhook_guard{
+          .allow_loopback = opts.allow_loopback_webhooks,
+          .own_hosts = {opts.host, machine_name("unknown"), url_host(opts.advertise_url)}},
       notifier([this] { return scheduler.config(); }, notifier_options(opts, *this)),
       executor(make_thread_pool_executor(opts.io_concurrency)) {
   scheduler.add_listener(metrics);
@@ -140,8 +150,10 @@ Result<std::unique_ptr<TokenStore>> open_tokens(const ServerOptions& opts) {
     return std::move(*opened);
   }
   if (!is_loopback(opts.host)) {
-    spdlog::warn("listening on {} without --auth-tokens: anyone who reaches this address can "
-                 "rerun, kill and pause workflows", opts.host);
+    spdlog::warn(
+        "listening on {} without --auth-tokens: anyone who reaches this address can "
+        "rerun, kill and pause workflows",
+        opts.host);
   }
   return nullptr;
 }
@@ -151,19 +163,22 @@ Serving::Serving(const ServerOptions& opts, std::chrono::milliseconds io)
       database(opts.uses_postgres()
                    ? "the state database (" + describe_postgres_uri(opts.state_db) + ")"
                    : "the state database (" + opts.db_dir + ")"),
-      forward_client(make_curl_http_client(
-          {.connect_timeout = std::min(io, std::chrono::milliseconds(1000)),
-           .total_timeout = io})) {}
+      forward_client(
+          make_curl_http_client({.connect_timeout = std::min(io, std::chrono::milliseconds(1000)),
+                                 .total_timeout = io})) {}
 
 ServingOptions Serving::reading() {
-  return {.reads = reads.get(), .timer = timer.get(),
+  return {.reads = reads.get(),
+          .timer = timer.get(),
           .read_timeout = std::max(std::chrono::milliseconds(1000), io_timeout / 3),
           .mutation_wait = std::max(std::chrono::milliseconds(1000), io_timeout / 2),
           .database = database};
 }
 
 ForwardingOptions Serving::forwarding(int lease_seconds) {
-  return {.pool = forwards.get(), .timer = timer.get(), .timeout = io_timeout,
+  return {.pool = forwards.get(),
+          .timer = timer.get(),
+          .timeout = io_timeout,
           .retry_after_seconds = std::max(1, lease_seconds / 5)};
 }
 
@@ -199,10 +214,10 @@ Background::Background(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
     const std::chrono::days retention(opts.history_retention_days);
     pruner_.emplace(std::chrono::hours(1), [&cluster, &b, retention] {
       if (!cluster.is_leader()) return;
-      prune_slot_history(*b.db,
-                         std::chrono::time_point_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now()),
-                         retention);
+      prune_slot_history(
+          *b.db,
+          std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()),
+          retention);
     });
   }
   if (opts.auto_schedule_seconds > 0) {

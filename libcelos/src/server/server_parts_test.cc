@@ -1,10 +1,11 @@
 // celos-server's parts where they decide something: the Hadoop configuration and the state
 // database at start-up, the tokens file, the serving deadlines from --io-timeout.
+#include "server/server_parts.h"
+
 #include <filesystem>
 
 #include <catch2/catch.hpp>
 
-#include "server/server_parts.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;

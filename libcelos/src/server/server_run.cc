@@ -18,8 +18,8 @@ std::unique_ptr<HttpServer> start_serving(const ServerOptions& opts, Front& f) {
   server_options.port = static_cast<std::uint16_t>(opts.port);
   return start_async_http_server(
       server_options,
-      make_cluster_http_handler(make_api_http_handler(f.api, f.worker, f.serving.reading()),
-                                f.api, *f.cluster, f.serving.forward_client,
+      make_cluster_http_handler(make_api_http_handler(f.api, f.worker, f.serving.reading()), f.api,
+                                *f.cluster, f.serving.forward_client,
                                 f.serving.forwarding(opts.lease_seconds)));
 }
 

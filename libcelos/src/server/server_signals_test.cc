@@ -1,14 +1,13 @@
 // celos-server's signals: SIGHUP runs the reload hooks (also one that came before wait()),
 // SIGTERM and SIGINT end wait().
-#include <signal.h>
-#include <unistd.h>
+#include "server/server_signals.h"
 
 #include <atomic>
 #include <thread>
 
 #include <catch2/catch.hpp>
-
-#include "server/server_signals.h"
+#include <signal.h>
+#include <unistd.h>
 
 using namespace celos;
 

@@ -2,10 +2,11 @@
 // slot (four small requests to celos-server), so the grid itself stays one batch read however
 // many workflows it shows.
 #include "ui/details.h"
-#include "ui/html.h"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
+
+#include "ui/html.h"
 
 namespace celos {
 
@@ -14,7 +15,8 @@ namespace json = boost::json;
 namespace {
 
 std::string slot_query(const SlotId& slot) {
-  return fmt::format("id={}&time={}", url_encode(slot.workflow), url_encode(format_time(slot.time)));
+  return fmt::format("id={}&time={}", url_encode(slot.workflow),
+                     url_encode(format_time(slot.time)));
 }
 
 std::string text_of(const json::object& o, std::string_view key) {
@@ -45,7 +47,8 @@ void render_state(std::string& out, CelosApiReader& reader, const SlotId& slot,
     const bool unchanged = response && response->status == 404;
     row(out, "state", "state waiting", unchanged ? "WAITING" : "unknown");
     row(out, "note", "note",
-        unchanged ? "nothing stored yet" : (response ? celos_error_text(*response) : response.error().message));
+        unchanged ? "nothing stored yet"
+                  : (response ? celos_error_text(*response) : response.error().message));
     out += "</table>";
     return;
   }
@@ -74,8 +77,9 @@ void render_history(std::string& out, const json::array& entries) {
     out += "<p class=\"note history-empty\">No changes recorded.</p>";
     return;
   }
-  out += "<table class=\"history\"><tr><th>at</th><th>from</th><th>to</th><th>by</th>"
-         "<th>external id</th><th>retries</th><th>message</th></tr>";
+  out +=
+      "<table class=\"history\"><tr><th>at</th><th>from</th><th>to</th><th>by</th>"
+      "<th>external id</th><th>retries</th><th>message</th></tr>";
   for (const json::value& e : entries) {
     const json::object* o = e.if_object();
     if (o == nullptr) continue;
@@ -126,11 +130,12 @@ HttpServerResponse ui_slot_details(CelosApiReader& reader, const SlotId& slot,
   // History first: it also says whether the workflow and the slot exist.
   auto history = reader.call("GET", "/api/v1/slot-history?" + slot_query(slot));
   if (!history) {
-    return html_response(502, "<p class=\"note error\">" + html_escape(history.error().message) + "</p>");
+    return html_response(
+        502, "<p class=\"note error\">" + html_escape(history.error().message) + "</p>");
   }
   if (history->status == 404 || history->status == 400) {
-    return html_response(history->status, "<p class=\"note error\">" + html_escape(celos_error_text(*history)) +
-                                         "</p>");
+    return html_response(history->status, "<p class=\"note error\">" +
+                                              html_escape(celos_error_text(*history)) + "</p>");
   }
   const std::string id = slot.workflow + "@" + format_time(slot.time);
   std::string out = "<div class=\"slot-details\" data-id=\"" + html_escape(id) + "\"><h2>";
@@ -157,7 +162,7 @@ HttpServerResponse ui_slot_details(CelosApiReader& reader, const SlotId& slot,
 HttpServerResponse ui_range_rerun(CelosApiReader& reader, const std::string& workflow, Time start,
                                   Time end, const std::string* status, bool dry_run) {
   std::string target = fmt::format("/api/v1/rerun?id={}&start={}&end={}", url_encode(workflow),
-                                    url_encode(format_time(start)), url_encode(format_time(end)));
+                                   url_encode(format_time(start)), url_encode(format_time(end)));
   if (status != nullptr && !status->empty()) target += "&status=" + url_encode(*status);
   if (dry_run) target += "&dryRun=true";
   HttpServerResponse answer;

@@ -17,9 +17,11 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-FakeHttpClient::Handler answer(std::string method, std::string prefix, int status, std::string body) {
+FakeHttpClient::Handler answer(std::string method, std::string prefix, int status,
+                               std::string body) {
   return [=](const HttpRequest& r) -> std::optional<Result<HttpResponse>> {
-    if (r.method != method || r.url.rfind(std::string(kCelos) + prefix, 0) != 0) return std::nullopt;
+    if (r.method != method || r.url.rfind(std::string(kCelos) + prefix, 0) != 0)
+      return std::nullopt;
     return HttpResponse{status, {}, body};
   };
 }
@@ -46,13 +48,16 @@ HttpHandler handler_for(std::shared_ptr<FakeHttpClient> client, std::string hue 
 
 void failed_slot(FakeHttpClient& client) {
   const std::string q = kSlotQuery;
-  client.on(answer("GET", "/api/v1/slot-history?" + q, 200,
-                   R"([{"at":"2015-09-15T10:05:00.000Z","from":null,"to":"READY","externalID":null,"retryCount":0,"by":"step"},
+  client.on(answer(
+      "GET", "/api/v1/slot-history?" + q, 200,
+      R"([{"at":"2015-09-15T10:05:00.000Z","from":null,"to":"READY","externalID":null,"retryCount":0,"by":"step"},
                        {"at":"2015-09-15T10:06:00.000Z","from":"RUNNING","to":"FAILURE","externalID":"job-<1>","retryCount":1,"by":"api:ops@127.0.0.1","message":"exit 1"}])"));
-  client.on(answer("GET", "/slot-state?" + q, 200,
-                   R"({"time":"2015-09-15T10:00:00.000Z","status":"WAITING","externalID":"job-<1>","retryCount":1,"message":"sbatch: <refused>","retryAt":"2015-09-15T10:16:00.000Z"})"));
-  client.on(answer("GET", "/trigger-status?" + q, 200,
-                   R"({"type":"RetryBackoff","ready":false,"description":"Retry 1 not before 2015-09-15T10:16:00.000Z","subStatuses":[
+  client.on(answer(
+      "GET", "/slot-state?" + q, 200,
+      R"({"time":"2015-09-15T10:00:00.000Z","status":"WAITING","externalID":"job-<1>","retryCount":1,"message":"sbatch: <refused>","retryAt":"2015-09-15T10:16:00.000Z"})"));
+  client.on(answer(
+      "GET", "/trigger-status?" + q, 200,
+      R"({"type":"RetryBackoff","ready":false,"description":"Retry 1 not before 2015-09-15T10:16:00.000Z","subStatuses":[
                        {"type":"AlwaysTrigger","ready":true,"description":"Always ready","subStatuses":[]}]})"));
   client.on(answer("GET", "/api/v1/slot-log?" + q + "&stream=stdout&tail=8192", 200,
                    std::string("line 1\n<script>alert(1)</script>\n\x01\x02 binary\n")));
@@ -62,7 +67,9 @@ void failed_slot(FakeHttpClient& client) {
 
 }  // namespace
 
-TEST_CASE("a slot's details show its state, back-off, history, trigger tree, escaped output and Hue link") {
+TEST_CASE(
+    "a slot's details show its state, back-off, history, trigger tree, escaped output and Hue "
+    "link") {
   auto client = std::make_shared<FakeHttpClient>();
   failed_slot(*client);
   auto handler = handler_for(client, "http://hue:8888");
@@ -75,7 +82,8 @@ TEST_CASE("a slot's details show its state, back-off, history, trigger tree, esc
   CHECK(has(body, "<td class=\"message\">sbatch: &lt;refused&gt;</td>"));
   CHECK(has(body, "<td class=\"retry-at\">2015-09-15T10:16:00.000Z (back-off)</td>"));
   CHECK(has(body, "<td>api:ops@127.0.0.1</td><td>job-&lt;1&gt;</td><td>1</td><td>exit 1</td>"));
-  CHECK(has(body, "[not ready] Retry 1 not before 2015-09-15T10:16:00.000Z\n  [ready] Always ready"));
+  CHECK(
+      has(body, "[not ready] Retry 1 not before 2015-09-15T10:16:00.000Z\n  [ready] Always ready"));
   CHECK(has(body, "line 1\n&lt;script&gt;alert(1)&lt;/script&gt;\n.. binary"));
   CHECK_FALSE(has(body, "<script>"));
   CHECK(has(body, "has no stderr"));
@@ -108,12 +116,20 @@ TEST_CASE("a slot with nothing stored reads as WAITING with an empty history") {
 
 TEST_CASE("a range rerun is forwarded to celos-server's range API, dry run and status included") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("POST", "/api/v1/rerun?id=my%20wf&start=2015-09-15T08%3A00%3A00.000Z&end=2015-09-15T11%3A00%3A00.000Z&status=FAILURE%2CKILLED&dryRun=true",
-                    200, R"({"dryRun":true,"slots":[{"time":"2015-09-15T10:00:00.000Z","from":"FAILURE","to":"WAITING"}],"skipped":[]})"));
+  client->on(answer(
+      "POST",
+      "/api/v1/"
+      "rerun?id=my%20wf&start=2015-09-15T08%3A00%3A00.000Z&end=2015-09-15T11%3A00%3A00.000Z&status="
+      "FAILURE%2CKILLED&dryRun=true",
+      200,
+      R"({"dryRun":true,"slots":[{"time":"2015-09-15T10:00:00.000Z","from":"FAILURE","to":"WAITING"}],"skipped":[]})"));
   auto handler = handler_for(client);
-  auto r = request("POST", "/rerun", {{"id", "my wf"}, {"start", "2015-09-15T08:00Z"},
-                                      {"end", "2015-09-15T11:00Z"}, {"status", "FAILURE,KILLED"},
-                                      {"dryRun", "true"}});
+  auto r = request("POST", "/rerun",
+                   {{"id", "my wf"},
+                    {"start", "2015-09-15T08:00Z"},
+                    {"end", "2015-09-15T11:00Z"},
+                    {"status", "FAILURE,KILLED"},
+                    {"dryRun", "true"}});
   auto response = handler(r);
   REQUIRE(response.status == 200);
   CHECK(has(response.body, R"("dryRun":true)"));
@@ -132,8 +148,8 @@ TEST_CASE("a refused range keeps celos-server's 400; bad range parameters never 
   auto client = std::make_shared<FakeHttpClient>();
   client->on(answer("POST", "/api/v1/rerun?", 400, R"({"error":"start is after end"})"));
   auto handler = handler_for(client);
-  auto r = request("POST", "/rerun", {{"id", "wf"}, {"start", "2015-09-15T11:00Z"},
-                                      {"end", "2015-09-15T08:00Z"}});
+  auto r = request("POST", "/rerun",
+                   {{"id", "wf"}, {"start", "2015-09-15T11:00Z"}, {"end", "2015-09-15T08:00Z"}});
   auto response = handler(r);
   CHECK(response.status == 400);
   CHECK(has(response.body, "start is after end"));
@@ -142,7 +158,9 @@ TEST_CASE("a refused range keeps celos-server's 400; bad range parameters never 
   CHECK(handler(r).status == 400);
   r.query = {{"id", "wf"}, {"start", "2015-09-15T08:00Z"}};
   CHECK(handler(r).status == 400);
-  r.query = {{"id", "wf"}, {"start", "2015-09-15T08:00Z"}, {"end", "2015-09-15T09:00Z"},
+  r.query = {{"id", "wf"},
+             {"start", "2015-09-15T08:00Z"},
+             {"end", "2015-09-15T09:00Z"},
              {"dryRun", "yes"}};
   CHECK(handler(r).status == 400);
   CHECK(client->requests.empty());

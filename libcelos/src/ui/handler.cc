@@ -52,9 +52,12 @@ HttpServerResponse ui_json_error(int status, std::string_view message) {
 
 int status_of(const Error& error) {
   switch (error.code) {
-    case ErrorCode::kInvalid: return 400;
-    case ErrorCode::kNotFound: return 404;
-    default: return 502;
+    case ErrorCode::kInvalid:
+      return 400;
+    case ErrorCode::kNotFound:
+      return 404;
+    default:
+      return 502;
   }
 }
 
@@ -85,8 +88,8 @@ class ConfigFile {
         config_ = std::move(*parsed);
         notice_.clear();
       } else {
-        notice_ = fmt::format("{} (file {}; showing the last good config)",
-                              parsed.error().message, path_);
+        notice_ = fmt::format("{} (file {}; showing the last good config)", parsed.error().message,
+                              path_);
       }
     }
     return {config_, notice_};

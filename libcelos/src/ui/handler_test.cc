@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "celos/ui.h"
 #include "testing/fakes.h"
@@ -17,9 +17,11 @@ bool starts_with(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
 }
 
-FakeHttpClient::Handler answer(std::string method, std::string prefix, int status, std::string body) {
+FakeHttpClient::Handler answer(std::string method, std::string prefix, int status,
+                               std::string body) {
   return [=](const HttpRequest& r) -> std::optional<Result<HttpResponse>> {
-    if (r.method != method || !starts_with(r.url, std::string(kCelos) + prefix)) return std::nullopt;
+    if (r.method != method || !starts_with(r.url, std::string(kCelos) + prefix))
+      return std::nullopt;
     return HttpResponse{status, {}, body};
   };
 }
@@ -31,8 +33,8 @@ void old_server(FakeHttpClient& client) {
                    R"({"paused":false,"info":{},"slots":[
                       {"time":"2015-09-15T11:00:00.000Z","status":"WAITING","externalID":null,"retryCount":0},
                       {"time":"2015-09-15T10:00:00.000Z","status":"SUCCESS","externalID":"e1","retryCount":0}]})"));
-  client.on(answer("GET", "/workflow-slots?id=beta&", 200,
-                   R"({"paused":true,"info":{},"slots":[]})"));
+  client.on(
+      answer("GET", "/workflow-slots?id=beta&", 200, R"({"paused":true,"info":{},"slots":[]})"));
 }
 
 HttpServerRequest get(std::string path, std::multimap<std::string, std::string> query = {}) {
@@ -75,14 +77,16 @@ TEST_CASE("without a batch endpoint the page is read workflow by workflow") {
   // The range asked for ends just after the page's time (slots up to and including it).
   bool ranged = false;
   for (const auto& r : client->requests) {
-    if (r.url.find("/workflow-slots?id=alpha&start=2015-09-13T12%3A00%3A00.000Z&end=2015-09-15T11%3A30%3A01.000Z") !=
-        std::string::npos) ranged = true;
+    if (r.url.find("/workflow-slots?id=alpha&start=2015-09-13T12%3A00%3A00.000Z&end=2015-09-15T11%"
+                   "3A30%3A01.000Z") != std::string::npos)
+      ranged = true;
   }
   CHECK(ranged);
   // The next page does not ask for the missing batch endpoint again right away.
   client->requests.clear();
   REQUIRE(handler(get("/ui")).status == 200);
-  for (const auto& r : client->requests) CHECK(r.url.find("multi-workflow-slots") == std::string::npos);
+  for (const auto& r : client->requests)
+    CHECK(r.url.find("multi-workflow-slots") == std::string::npos);
 }
 
 TEST_CASE("with the batch endpoint the page costs one read of the slots") {
@@ -129,8 +133,9 @@ TEST_CASE("a celos-server that is down gives a readable 502 and the UI recovers 
 TEST_CASE("rerun through the UI calls celos-server's rerun and answers the new state") {
   auto client = std::make_shared<FakeHttpClient>();
   client->on(answer("POST", "/rerun?id=my%40wf&time=2015-09-15T10%3A00%3A00.000Z", 200, "{}"));
-  client->on(answer("GET", "/slot-state?id=my%40wf&time=2015-09-15T10%3A00%3A00.000Z", 200,
-                    R"({"time":"2015-09-15T10:00:00.000Z","status":"WAITING","externalID":null,"retryCount":0})"));
+  client->on(answer(
+      "GET", "/slot-state?id=my%40wf&time=2015-09-15T10%3A00%3A00.000Z", 200,
+      R"({"time":"2015-09-15T10:00:00.000Z","status":"WAITING","externalID":null,"retryCount":0})"));
   auto handler = make_ui_handler(options(client));
   auto request = get("/rerun", {{"id", "my@wf@2015-09-15T10:00:00.000Z"}});
   request.method = "POST";
@@ -160,7 +165,8 @@ TEST_CASE("an illegal rerun keeps celos-server's status and message") {
 
 TEST_CASE("the trigger status of a waiting slot reads as indented lines") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("GET", "/trigger-status?id=wf&time=", 200, R"({"type":"AndTrigger","ready":false,
+  client->on(
+      answer("GET", "/trigger-status?id=wf&time=", 200, R"({"type":"AndTrigger","ready":false,
       "description":"Not all nested triggers are ready","subStatuses":[
       {"type":"DelayTrigger","ready":false,"description":"Delayed until 2015-09-14T16:00:00.000Z","subStatuses":[]}]})"));
   auto handler = make_ui_handler(options(client));
@@ -174,7 +180,8 @@ TEST_CASE("the trigger status of a waiting slot reads as indented lines") {
 TEST_CASE("the config file is re-read when it changes and a broken one keeps the last good one") {
   celos::testing::TempDir dir;
   const std::string path = dir / "ui.json";
-  celos::testing::write_text_file(path, R"({"groups":[{"name":"First group","workflows":["alpha"]}]})");
+  celos::testing::write_text_file(path,
+                                  R"({"groups":[{"name":"First group","workflows":["alpha"]}]})");
   auto client = std::make_shared<FakeHttpClient>();
   old_server(*client);
   auto o = options(client);
@@ -182,7 +189,8 @@ TEST_CASE("the config file is re-read when it changes and a broken one keeps the
   auto handler = make_ui_handler(o);
   CHECK(handler(get("/ui")).body.find(">First group</th>") != std::string::npos);
 
-  celos::testing::write_text_file(path, R"({"groups":[{"name":"Second group, longer","workflows":["beta"]}]})");
+  celos::testing::write_text_file(
+      path, R"({"groups":[{"name":"Second group, longer","workflows":["beta"]}]})");
   auto body = handler(get("/ui")).body;
   CHECK(body.find(">Second group, longer</th>") != std::string::npos);
   CHECK(body.find(">First group</th>") == std::string::npos);
@@ -207,8 +215,10 @@ TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a 
   auto handler = make_ui_handler(options(client));
   auto response = handler(get("/lineage", {{"id", "clean@2015-09-15T10:00:00.000Z"}}));
   REQUIRE(response.status == 200);
-  CHECK(response.body.find(R"("upstream":["import@2015-09-15T10:00:00.000Z"])") != std::string::npos);
-  CHECK(response.body.find(R"("downstream":["report@2015-09-15T11:00:00.000Z"])") != std::string::npos);
+  CHECK(response.body.find(R"("upstream":["import@2015-09-15T10:00:00.000Z"])") !=
+        std::string::npos);
+  CHECK(response.body.find(R"("downstream":["report@2015-09-15T11:00:00.000Z"])") !=
+        std::string::npos);
   CHECK(handler(get("/lineage", {{"id", "nope"}})).status == 400);
   CHECK(handler(get("/lineage", {{"id", "other@2015-09-15T10:00:00.000Z"}})).status == 404);
 
@@ -220,8 +230,9 @@ TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a 
 TEST_CASE("a drain or pause of celos-server shows as a banner above the grid") {
   auto client = std::make_shared<FakeHttpClient>();
   client->on(answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[]})"));
-  client->on(answer("GET", "/api/v1/maintenance", 200,
-                    R"({"mode":"drain","reason":"OS <patching>","since":"2015-09-15T11:00:00.000Z","running":3})"));
+  client->on(answer(
+      "GET", "/api/v1/maintenance", 200,
+      R"({"mode":"drain","reason":"OS <patching>","since":"2015-09-15T11:00:00.000Z","running":3})"));
   auto handler = make_ui_handler(options(client));
   auto response = handler(get("/ui"));
   REQUIRE(response.status == 200);

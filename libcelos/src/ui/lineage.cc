@@ -16,9 +16,12 @@ std::string slot_key(const json::value& ref) {
 
 int http_status(const Error& error) {
   switch (error.code) {
-    case ErrorCode::kInvalid: return 400;
-    case ErrorCode::kNotFound: return 404;
-    default: return 502;
+    case ErrorCode::kInvalid:
+      return 400;
+    case ErrorCode::kNotFound:
+      return 404;
+    default:
+      return 502;
   }
 }
 
@@ -42,8 +45,9 @@ std::string names(const json::value& list) {
 }  // namespace
 
 HttpServerResponse ui_lineage(CelosApiReader& reader, const SlotId& slot) {
-  auto text = reader.get_json(fmt::format("/api/v1/lineage?id={}&time={}", url_encode(slot.workflow),
-                                          url_encode(format_time(slot.time))));
+  auto text =
+      reader.get_json(fmt::format("/api/v1/lineage?id={}&time={}", url_encode(slot.workflow),
+                                  url_encode(format_time(slot.time))));
   if (!text) return json_reply(http_status(text.error()), {{"error", text.error().message}});
   try {
     const json::object lineage = json::parse(*text).as_object();
@@ -75,24 +79,27 @@ HttpServerResponse ui_datasets(CelosApiReader& reader) {
       "</p><h1>Datasets</h1>\n";
   if (!text) {
     response.status = http_status(text.error());
-    response.body = body + "<p id=\"error\">" + html_escape(text.error().message) + "</p></body></html>\n";
+    response.body =
+        body + "<p id=\"error\">" + html_escape(text.error().message) + "</p></body></html>\n";
     return response;
   }
   try {
-    body += "<table id=\"datasets\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\">\n"
-            "<tr><th>dataset</th><th>path</th><th>done flag</th><th>producers</th>"
-            "<th>consumers</th></tr>\n";
+    body +=
+        "<table id=\"datasets\" border=\"1\" cellspacing=\"0\" cellpadding=\"3\">\n"
+        "<tr><th>dataset</th><th>path</th><th>done flag</th><th>producers</th>"
+        "<th>consumers</th></tr>\n";
     const json::value parsed = json::parse(*text);  // outlives the loop over its parts
     for (const json::value& d : parsed.as_object().at("datasets").as_array()) {
       const json::object& o = d.as_object();
       const std::string fs(o.at("fs").as_string());
-      body += fmt::format("<tr data-dataset=\"{}\"><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td>"
-                          "<td>{}</td></tr>\n",
-                          html_escape(std::string_view(o.at("id").as_string())),
-                          html_escape(std::string_view(o.at("id").as_string())), html_escape(fs),
-                          html_escape(std::string_view(o.at("path").as_string())),
-                          html_escape(std::string_view(o.at("doneFlag").as_string())),
-                          names(o.at("producers")), names(o.at("consumers")));
+      body += fmt::format(
+          "<tr data-dataset=\"{}\"><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td>"
+          "<td>{}</td></tr>\n",
+          html_escape(std::string_view(o.at("id").as_string())),
+          html_escape(std::string_view(o.at("id").as_string())), html_escape(fs),
+          html_escape(std::string_view(o.at("path").as_string())),
+          html_escape(std::string_view(o.at("doneFlag").as_string())), names(o.at("producers")),
+          names(o.at("consumers")));
     }
     body += "</table>\n</body></html>\n";
   } catch (const std::exception& e) {

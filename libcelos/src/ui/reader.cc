@@ -45,7 +45,8 @@ Result<HttpResponse> send(HttpClient& client, std::string method, std::string ur
 
 Result<json::value> parse_json_answer(const HttpResponse& response, std::string_view what) {
   if (response.status != 200) {
-    return fail(fmt::format("{}: {}", what, celos_error_text(response)), code_of_status(response.status));
+    return fail(fmt::format("{}: {}", what, celos_error_text(response)),
+                code_of_status(response.status));
   }
   boost::system::error_code ec;
   json::value body = json::parse(response.body, ec);
@@ -154,8 +155,8 @@ void read_each_workflow(HttpClient& client, const std::string& url, const std::s
   auto work = [&] {
     for (std::size_t i = next++; i < workflows.size(); i = next++) {
       UiWorkflow& wf = workflows[i];
-      auto response = send(client, "GET",
-                           fmt::format("{}/workflow-slots?id={}&{}", url, url_encode(wf.id), range));
+      auto response = send(
+          client, "GET", fmt::format("{}/workflow-slots?id={}&{}", url, url_encode(wf.id), range));
       if (!response) {
         wf.error = response.error().message;
         continue;
@@ -168,8 +169,8 @@ void read_each_workflow(HttpClient& client, const std::string& url, const std::s
       fill_workflow(wf, body->as_object());
     }
   };
-  const auto threads = std::min<std::size_t>(static_cast<std::size_t>(parallelism),
-                                             workflows.size());
+  const auto threads =
+      std::min<std::size_t>(static_cast<std::size_t>(parallelism), workflows.size());
   std::vector<std::thread> pool;
   for (std::size_t i = 1; i < threads; ++i) pool.emplace_back(work);
   work();
@@ -205,8 +206,8 @@ CelosApiReader::CelosApiReader(std::shared_ptr<HttpClient> client, std::string c
 }
 
 Result<std::vector<UiWorkflow>> CelosApiReader::read(Time start, Time end) {
-  const std::string range = fmt::format("start={}&end={}", url_encode(format_time(start)),
-                                        url_encode(format_time(end)));
+  const std::string range =
+      fmt::format("start={}&end={}", url_encode(format_time(start)), url_encode(format_time(end)));
   if (steady_ms() >= batch_retry_after_ms_.load()) {
     auto response = send(*client_, "GET", celos_url_ + "/multi-workflow-slots?" + range);
     if (!response) return tl::unexpected(response.error());
@@ -220,8 +221,8 @@ Result<std::vector<UiWorkflow>> CelosApiReader::read(Time start, Time end) {
 }
 
 Result<UiSlot> CelosApiReader::rerun(const std::string& workflow, Time time) {
-  const std::string slot = fmt::format("id={}&time={}", url_encode(workflow),
-                                       url_encode(format_time(time)));
+  const std::string slot =
+      fmt::format("id={}&time={}", url_encode(workflow), url_encode(format_time(time)));
   auto response = send(*client_, "POST", celos_url_ + "/rerun?" + slot);
   if (!response) return tl::unexpected(response.error());
   if (response->status != 200) {

@@ -122,8 +122,7 @@ constexpr std::string_view kScript = R"js(
 
 std::string corner_time(Time t) {
   const CivilTime c = to_civil(t);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", c.year, c.month, c.day, c.hour,
-                     c.minute);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", c.year, c.month, c.day, c.hour, c.minute);
 }
 
 // `&amp;filter=…&amp;refresh=…` of the page, kept by every navigation link.
@@ -142,12 +141,23 @@ std::string ui_link(const UiPage& page, Time time, int zoom) {
 void append_escaped(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -178,8 +188,9 @@ void render_nav(std::string& out, const UiPage& page) {
 // The filter box (a GET form, so the filtered page has its own URL), the range bar (hidden until
 // a slot is clicked) and the details panel (filled on click from /slot).
 void render_operator_bar(std::string& out, const UiPage& page) {
-  out += "<form id=\"filter\" method=\"get\" action=\"ui\">Workflows containing "
-         "<input id=\"filter-input\" name=\"filter\" value=\"";
+  out +=
+      "<form id=\"filter\" method=\"get\" action=\"ui\">Workflows containing "
+      "<input id=\"filter-input\" name=\"filter\" value=\"";
   append_escaped(out, page.filter);
   fmt::format_to(std::back_inserter(out), "\"><input type=\"hidden\" name=\"zoom\" value=\"{}\">",
                  page.grid.zoom.count());
@@ -188,8 +199,8 @@ void render_operator_bar(std::string& out, const UiPage& page) {
                    format_time(page.time));
   }
   if (page.refresh_seconds > 0) {
-    fmt::format_to(std::back_inserter(out),
-                   "<input type=\"hidden\" name=\"refresh\" value=\"{}\">", page.refresh_seconds);
+    fmt::format_to(std::back_inserter(out), "<input type=\"hidden\" name=\"refresh\" value=\"{}\">",
+                   page.refresh_seconds);
   }
   out += "<button type=\"submit\">filter</button>";
   if (page.refresh_seconds > 0) {
@@ -198,12 +209,13 @@ void render_operator_bar(std::string& out, const UiPage& page) {
                    "range are open)</span>",
                    page.refresh_seconds);
   }
-  out += "</form>\n<div id=\"range\" hidden>Rerun <b id=\"range-wf\"></b> from "
-         "<input id=\"range-start\"> to <input id=\"range-end\"> (end excluded), only "
-         "statuses <input id=\"range-status\" placeholder=\"e.g. FAILURE,KILLED\"> "
-         "<button id=\"range-preview\" type=\"button\">Preview rerun</button> "
-         "<button id=\"range-clear\" type=\"button\">Clear</button>"
-         "<div id=\"range-result\"></div></div>\n<div id=\"details\" hidden></div>\n";
+  out +=
+      "</form>\n<div id=\"range\" hidden>Rerun <b id=\"range-wf\"></b> from "
+      "<input id=\"range-start\"> to <input id=\"range-end\"> (end excluded), only "
+      "statuses <input id=\"range-status\" placeholder=\"e.g. FAILURE,KILLED\"> "
+      "<button id=\"range-preview\" type=\"button\">Preview rerun</button> "
+      "<button id=\"range-clear\" type=\"button\">Clear</button>"
+      "<div id=\"range-result\"></div></div>\n<div id=\"details\" hidden></div>\n";
 }
 
 void render_header(std::string& out, const UiPage& page) {
@@ -236,7 +248,8 @@ struct TileAcc {
 void render_single(std::string& out, const UiSlot& slot, const std::string& hue_url) {
   fmt::format_to(std::back_inserter(out), "<td class=\"slot {}\" data-t=\"{}\"",
                  state_class(slot.status), format_time(slot.time));
-  if (slot.retry_count > 0) fmt::format_to(std::back_inserter(out), " data-r=\"{}\"", slot.retry_count);
+  if (slot.retry_count > 0)
+    fmt::format_to(std::back_inserter(out), " data-r=\"{}\"", slot.retry_count);
   if (slot.external_id) {
     out += " data-x=\"";
     append_escaped(out, *slot.external_id);
@@ -276,10 +289,11 @@ void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
     } else if (tile.count == 1) {
       render_single(out, *tile.first, page.hue_url);
     } else {  // data-tile: a click selects the tile's slots as a rerun range
-      fmt::format_to(std::back_inserter(out),
-                     "<td class=\"slot multi {}\" data-tile=\"{}\" title=\"{} slots, worst {}\">{}</td>",
-                     state_class(tile.worst), format_time(page.grid.starts[i]), tile.count,
-                     ui_status_name(tile.worst), tile.count);
+      fmt::format_to(
+          std::back_inserter(out),
+          "<td class=\"slot multi {}\" data-tile=\"{}\" title=\"{} slots, worst {}\">{}</td>",
+          state_class(tile.worst), format_time(page.grid.starts[i]), tile.count,
+          ui_status_name(tile.worst), tile.count);
     }
   }
 }
@@ -300,7 +314,8 @@ void render_row(std::string& out, const UiWorkflow* wf, std::string_view id, con
                    columns);
     return;
   }
-  if (wf->paused) out += "<span class=\"mark\" title=\"paused: the scheduler skips it\">paused</span>";
+  if (wf->paused)
+    out += "<span class=\"mark\" title=\"paused: the scheduler skips it\">paused</span>";
   out += "</th>";
   if (wf->error) {
     fmt::format_to(std::back_inserter(out), "<td class=\"note\" colspan=\"{}\">", columns);
@@ -346,8 +361,9 @@ Result<UiConfig> parse_ui_config(std::string_view text) {
     UiGroup group{std::string(name->as_string()), {}};
     if (workflows != nullptr) {
       if (!workflows->is_array()) {
-        return fail(fmt::format("UI config: \"workflows\" of group '{}' must be a list", group.name),
-                    ErrorCode::kInvalid);
+        return fail(
+            fmt::format("UI config: \"workflows\" of group '{}' must be a list", group.name),
+            ErrorCode::kInvalid);
       }
       for (const json::value& w : workflows->as_array()) {
         if (!w.is_string()) {
@@ -410,11 +426,12 @@ std::string render_ui_page(const UiPage& page) {
     heading = true;
     render_row(out, &wf, wf.id, page, tiles);
   }
-  out += "</tbody></table>\n<p class=\"help\">(Click a slot for its details and to rerun a "
-         "range starting there; Ctrl-click another slot of the same workflow to widen the range. "
-         "Shift-click a slot to rerun it. Hover a waiting slot to see what it waits for. "
-         "Alt-click a slot to highlight the slots it read from and that read its output; "
-         "<a href=\"datasets\">datasets</a>.)</p>\n<script>";
+  out +=
+      "</tbody></table>\n<p class=\"help\">(Click a slot for its details and to rerun a "
+      "range starting there; Ctrl-click another slot of the same workflow to widen the range. "
+      "Shift-click a slot to rerun it. Hover a waiting slot to see what it waits for. "
+      "Alt-click a slot to highlight the slots it read from and that read its output; "
+      "<a href=\"datasets\">datasets</a>.)</p>\n<script>";
   out += kScript;
   out += ui_details_script();
   out += "</script>\n</body></html>\n";

@@ -20,7 +20,8 @@ UiPage page_at(Time time, minutes zoom = minutes(60)) {
 
 std::size_t count_of(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
-  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+    ++n;
   return n;
 }
 
@@ -34,8 +35,10 @@ TEST_CASE("html_escape makes markup and quotes harmless") {
 
 TEST_CASE("a workflow id with markup renders as text, never as markup") {
   UiPage page = page_at(make_time(2015, 9, 15, 11, 30));
-  page.workflows.push_back(UiWorkflow{"<script>alert(1)</script>", false,
-                                      {slot(make_time(2015, 9, 15, 10), SlotStatus::kWaiting)}, {}});
+  page.workflows.push_back(UiWorkflow{"<script>alert(1)</script>",
+                                      false,
+                                      {slot(make_time(2015, 9, 15, 10), SlotStatus::kWaiting)},
+                                      {}});
   page.config.groups.push_back(UiGroup{"<b>group</b>", {"<img src=x>"}});
   const std::string html = render_ui_page(page);
   CHECK(html.find("<script>alert(1)") == std::string::npos);
@@ -47,15 +50,16 @@ TEST_CASE("a workflow id with markup renders as text, never as markup") {
 
 TEST_CASE("a lone slot shows its state word and class, success shows no word") {
   UiPage page = page_at(make_time(2015, 9, 15, 11, 30));
-  page.workflows.push_back(UiWorkflow{
-      "wf", false,
-      {slot(make_time(2015, 9, 15, 11), SlotStatus::kWaiting),
-       slot(make_time(2015, 9, 15, 10), SlotStatus::kFailure),
-       slot(make_time(2015, 9, 15, 9), SlotStatus::kSuccess),
-       slot(make_time(2015, 9, 15, 8), SlotStatus::kWaitTimeout)},
-      {}});
+  page.workflows.push_back(UiWorkflow{"wf",
+                                      false,
+                                      {slot(make_time(2015, 9, 15, 11), SlotStatus::kWaiting),
+                                       slot(make_time(2015, 9, 15, 10), SlotStatus::kFailure),
+                                       slot(make_time(2015, 9, 15, 9), SlotStatus::kSuccess),
+                                       slot(make_time(2015, 9, 15, 8), SlotStatus::kWaitTimeout)},
+                                      {}});
   const std::string html = render_ui_page(page);
-  CHECK(html.find("class=\"slot waiting\" data-t=\"2015-09-15T11:00:00.000Z\"") != std::string::npos);
+  CHECK(html.find("class=\"slot waiting\" data-t=\"2015-09-15T11:00:00.000Z\"") !=
+        std::string::npos);
   CHECK(html.find("<td class=\"slot failure\" data-t=\"2015-09-15T10:00:00.000Z\">fail</td>") !=
         std::string::npos);
   CHECK(html.find("<td class=\"slot success\" data-t=\"2015-09-15T09:00:00.000Z\"></td>") !=
@@ -68,10 +72,12 @@ TEST_CASE("a lone slot shows its state word and class, success shows no word") {
 TEST_CASE("several slots in a tile show their count coloured by the worst state") {
   UiPage page = page_at(make_time(2015, 9, 15, 11, 30), minutes(1440));
   std::vector<UiSlot> slots;
-  for (int h = 0; h < 12; ++h) slots.push_back(slot(make_time(2015, 9, 15, h), SlotStatus::kSuccess));
+  for (int h = 0; h < 12; ++h)
+    slots.push_back(slot(make_time(2015, 9, 15, h), SlotStatus::kSuccess));
   slots[3].status = SlotStatus::kRunning;
   slots[5].status = SlotStatus::kKilled;
-  for (int h = 0; h < 24; ++h) slots.push_back(slot(make_time(2015, 9, 14, h), SlotStatus::kSuccess));
+  for (int h = 0; h < 24; ++h)
+    slots.push_back(slot(make_time(2015, 9, 14, h), SlotStatus::kSuccess));
   page.workflows.push_back(UiWorkflow{"wf", false, slots, {}});
   const std::string html = render_ui_page(page);
   // data-tile: the tile's start, for selecting its slots as a rerun range.
@@ -116,11 +122,12 @@ TEST_CASE("groups come from the config, unknown ones are missing and the rest ar
 TEST_CASE("with a Hue URL slots with an external id link to Hue") {
   UiPage page = page_at(make_time(2015, 9, 15, 11, 30));
   page.hue_url = "http://hue:8888/oozie";
-  page.workflows.push_back(UiWorkflow{
-      "wf", false,
-      {slot(make_time(2015, 9, 15, 11), SlotStatus::kRunning, "0001-oozie-W"),
-       slot(make_time(2015, 9, 15, 10), SlotStatus::kWaiting)},
-      {}});
+  page.workflows.push_back(
+      UiWorkflow{"wf",
+                 false,
+                 {slot(make_time(2015, 9, 15, 11), SlotStatus::kRunning, "0001-oozie-W"),
+                  slot(make_time(2015, 9, 15, 10), SlotStatus::kWaiting)},
+                 {}});
   const std::string html = render_ui_page(page);
   CHECK(html.find("<a href=\"http://hue:8888/oozie/list_oozie_workflow/0001-oozie-W\">run</a>") !=
         std::string::npos);
@@ -136,21 +143,25 @@ TEST_CASE("navigation links move by a page and zoom along a ladder") {
         std::string::npos);
   CHECK(html.find("id=\"nav-zoom-in\" href=\"ui?time=2015-09-15T12%3A00%3A00.000Z&amp;zoom=30\"") !=
         std::string::npos);
-  CHECK(html.find("id=\"nav-zoom-out\" href=\"ui?time=2015-09-15T12%3A00%3A00.000Z&amp;zoom=120\"") !=
-        std::string::npos);
+  CHECK(
+      html.find("id=\"nav-zoom-out\" href=\"ui?time=2015-09-15T12%3A00%3A00.000Z&amp;zoom=120\"") !=
+      std::string::npos);
 }
 
 TEST_CASE("a workflow whose slots could not be read says so in its row only") {
   UiPage page = page_at(make_time(2015, 9, 15, 11, 30));
   page.workflows.push_back(UiWorkflow{"bad", false, {}, std::string("corrupt <file>")});
-  page.workflows.push_back(UiWorkflow{"good", false, {slot(make_time(2015, 9, 15, 11), SlotStatus::kReady)}, {}});
+  page.workflows.push_back(
+      UiWorkflow{"good", false, {slot(make_time(2015, 9, 15, 11), SlotStatus::kReady)}, {}});
   const std::string html = render_ui_page(page);
-  CHECK(html.find("<td class=\"note\" colspan=\"48\">corrupt &lt;file&gt;</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"note\" colspan=\"48\">corrupt &lt;file&gt;</td>") !=
+        std::string::npos);
   CHECK(html.find(">rdy</td>") != std::string::npos);
 }
 
 TEST_CASE("the UI config is read from JSON and wrong shapes are explained") {
-  auto config = parse_ui_config(R"({"groups":[{"name":"A","workflows":["x","y"]},{"name":"B","workflows":[]}]})");
+  auto config = parse_ui_config(
+      R"({"groups":[{"name":"A","workflows":["x","y"]},{"name":"B","workflows":[]}]})");
   REQUIRE(config);
   REQUIRE(config->groups.size() == 2);
   CHECK(config->groups[0].workflows == std::vector<std::string>{"x", "y"});

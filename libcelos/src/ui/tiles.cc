@@ -14,8 +14,8 @@ Result<minutes> parse_zoom(const std::string* text) {
   if (text == nullptr) return kDefaultZoom;
   const std::string& s = *text;
   std::size_t pos = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-  if (pos == s.size()) return fail(fmt::format("zoom '{}' is not a number of minutes", s),
-                                   ErrorCode::kInvalid);
+  if (pos == s.size())
+    return fail(fmt::format("zoom '{}' is not a number of minutes", s), ErrorCode::kInvalid);
   // Saturate instead of overflowing: "99999999999999999999" is just a very large zoom.
   long long value = 0;
   for (std::size_t i = pos; i < s.size(); ++i) {
@@ -68,39 +68,60 @@ std::string day_label(Time start) {
 
 std::string_view state_word(SlotStatus status) {
   switch (status) {
-    case SlotStatus::kWaiting: return "wait";
-    case SlotStatus::kReady: return "rdy";
-    case SlotStatus::kRunning: return "run";
-    case SlotStatus::kSuccess: return "";
-    case SlotStatus::kFailure: return "fail";
-    case SlotStatus::kWaitTimeout: return "time";
-    case SlotStatus::kKilled: return "kill";
+    case SlotStatus::kWaiting:
+      return "wait";
+    case SlotStatus::kReady:
+      return "rdy";
+    case SlotStatus::kRunning:
+      return "run";
+    case SlotStatus::kSuccess:
+      return "";
+    case SlotStatus::kFailure:
+      return "fail";
+    case SlotStatus::kWaitTimeout:
+      return "time";
+    case SlotStatus::kKilled:
+      return "kill";
   }
   return "?";
 }
 
 std::string_view state_class(SlotStatus status) {
   switch (status) {
-    case SlotStatus::kWaiting: return "waiting";
-    case SlotStatus::kReady: return "ready";
-    case SlotStatus::kRunning: return "running";
-    case SlotStatus::kSuccess: return "success";
-    case SlotStatus::kFailure: return "failure";
-    case SlotStatus::kWaitTimeout: return "wait_timeout";
-    case SlotStatus::kKilled: return "killed";
+    case SlotStatus::kWaiting:
+      return "waiting";
+    case SlotStatus::kReady:
+      return "ready";
+    case SlotStatus::kRunning:
+      return "running";
+    case SlotStatus::kSuccess:
+      return "success";
+    case SlotStatus::kFailure:
+      return "failure";
+    case SlotStatus::kWaitTimeout:
+      return "wait_timeout";
+    case SlotStatus::kKilled:
+      return "killed";
   }
   return "unknown";
 }
 
 int state_severity(SlotStatus status) {
   switch (status) {
-    case SlotStatus::kSuccess: return 0;
-    case SlotStatus::kRunning: return 1;
-    case SlotStatus::kReady: return 2;
-    case SlotStatus::kWaiting: return 3;
-    case SlotStatus::kKilled: return 4;
-    case SlotStatus::kWaitTimeout: return 5;
-    case SlotStatus::kFailure: return 6;
+    case SlotStatus::kSuccess:
+      return 0;
+    case SlotStatus::kRunning:
+      return 1;
+    case SlotStatus::kReady:
+      return 2;
+    case SlotStatus::kWaiting:
+      return 3;
+    case SlotStatus::kKilled:
+      return 4;
+    case SlotStatus::kWaitTimeout:
+      return 5;
+    case SlotStatus::kFailure:
+      return 6;
   }
   return 7;
 }

@@ -1,9 +1,9 @@
 // celos-ui's command line (SPEC §8). See celos/ui_options.h.
-#include <fmt/format.h>
-
-#include <boost/program_options.hpp>
 #include <fstream>
 #include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
 
 #include "celos/ui_options.h"
 
@@ -22,26 +22,24 @@ constexpr const char* kUsage =
 po::options_description describe_ui_options() {
   const UiOptions d;
   po::options_description options("celos-ui options");
-  options.add_options()
-      ("help", "print this help and exit")
-      ("version", "print the version and exit")
-      ("port", po::value<int>(), "HTTP port of the UI (required; 0 = any free port)")
-      ("celos", po::value<std::string>(),
-       "URL of celos-server, e.g. http://127.0.0.1:8080 (required)")
-      ("hue", po::value<std::string>(),
-       "URL of Hue; slots with an external id link to <hue>/list_oozie_workflow/<id>")
-      ("config", po::value<std::string>(),
-       "JSON file grouping workflows: {\"groups\": [{\"name\", \"workflows\": []}]}; re-read "
-       "when it changes")
-      ("host", po::value<std::string>()->default_value(d.host),
-       "address to listen on (0.0.0.0 for all)")
-      ("allowed-hosts", po::value<std::string>(),
-       "Host names this UI answers to, comma-separated ('*' = any; default: localhost, "
-       "127.0.0.1, ::1, --host and the machine's name); POSTs from pages of other hosts are "
-       "refused")
-      ("celos-token-file", po::value<std::string>(),
-       "file holding the bearer token sent to celos-server on every request (whoever reaches "
-       "the UI acts with its role)");
+  options.add_options()("help", "print this help and exit")(
+      "version", "print the version and exit")("port", po::value<int>(),
+                                               "HTTP port of the UI (required; 0 = any free port)")(
+      "celos", po::value<std::string>(),
+      "URL of celos-server, e.g. http://127.0.0.1:8080 (required)")(
+      "hue", po::value<std::string>(),
+      "URL of Hue; slots with an external id link to <hue>/list_oozie_workflow/<id>")(
+      "config", po::value<std::string>(),
+      "JSON file grouping workflows: {\"groups\": [{\"name\", \"workflows\": []}]}; re-read "
+      "when it changes")("host", po::value<std::string>()->default_value(d.host),
+                         "address to listen on (0.0.0.0 for all)")(
+      "allowed-hosts", po::value<std::string>(),
+      "Host names this UI answers to, comma-separated ('*' = any; default: localhost, "
+      "127.0.0.1, ::1, --host and the machine's name); POSTs from pages of other hosts are "
+      "refused")(
+      "celos-token-file", po::value<std::string>(),
+      "file holding the bearer token sent to celos-server on every request (whoever reaches "
+      "the UI acts with its role)");
   return options;
 }
 
@@ -121,8 +119,8 @@ Result<UiCommandLine> parse_ui_command_line(int argc, const char* const* argv,
 Result<std::string> check_ui_files(const UiOptions& options) {
   if (!options.config_path.empty()) {
     auto text = read_file(options.config_path);
-    if (!text) return fail("cannot read the config file " + options.config_path,
-                           ErrorCode::kInvalid);
+    if (!text)
+      return fail("cannot read the config file " + options.config_path, ErrorCode::kInvalid);
     auto config = parse_ui_config(*text);
     if (!config) {
       return fail(fmt::format("{} ({})", config.error().message, options.config_path),

@@ -1,7 +1,8 @@
-#include <catch2/catch.hpp>
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "celos/ui_options.h"
 #include "testing/temp_dir.h"
@@ -25,8 +26,8 @@ std::string error_of(std::initializer_list<const char*> args) {
 
 TEST_CASE("ui options: every value is read, and the defaults are SPEC §8's") {
   auto result = parse({"--port", "8081", "--celos", "http://127.0.0.1:8080", "--hue",
-                       "https://hue:8888", "--config", "/etc/celos/ui.json",
-                       "--celos-token-file", "/etc/celos/token", "--allowed-hosts", "a,b"});
+                       "https://hue:8888", "--config", "/etc/celos/ui.json", "--celos-token-file",
+                       "/etc/celos/token", "--allowed-hosts", "a,b"});
   REQUIRE(result);
   REQUIRE(result->options);
   const UiOptions& o = *result->options;
@@ -51,7 +52,8 @@ TEST_CASE("ui options: --help and --version print and run nothing") {
   auto help = parse({"--help"});
   REQUIRE(help);
   CHECK_FALSE(help->options);
-  CHECK_THAT(help->print, Catch::Contains("Usage: celos-ui") && Catch::Contains("--celos-token-file"));
+  CHECK_THAT(help->print,
+             Catch::Contains("Usage: celos-ui") && Catch::Contains("--celos-token-file"));
   auto version = parse({"--version"});
   REQUIRE(version);
   CHECK(version->print == "celos-ui 1.2.3\n");
@@ -99,8 +101,8 @@ TEST_CASE("ui options: the config file must parse and the token file hold a toke
   o.token_file = dir / "empty-token";
   auto empty = check_ui_files(o);
   REQUIRE_FALSE(empty);
-  CHECK_THAT(empty.error().message, Catch::Contains("--celos-token-file") &&
-                                        Catch::Contains(o.token_file));
+  CHECK_THAT(empty.error().message,
+             Catch::Contains("--celos-token-file") && Catch::Contains(o.token_file));
 
   testing::write_text_file(dir / "token", "secret\nignored\n");
   o.token_file = dir / "token";

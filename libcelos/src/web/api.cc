@@ -1,7 +1,6 @@
 // The dispatcher: finds the route, checks the method and runs the handler (serialized for
 // mutating routes). The handlers of the §6 routes are in api_handlers.cc.
 #include "celos/api.h"
-#include "web/operator_api.h"
 
 #include <exception>
 #include <set>
@@ -9,6 +8,8 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "web/operator_api.h"
 
 namespace celos {
 namespace {
@@ -27,9 +28,8 @@ HttpServerResponse method_not_allowed(const HttpServerRequest& request,
     if (!allowed.empty()) allowed += ", ";
     allowed += method;
   }
-  auto response =
-      json_error(405, fmt::format("method {} not allowed on {}: use {}", request.method,
-                                  trim_slash(request.path), allowed));
+  auto response = json_error(405, fmt::format("method {} not allowed on {}: use {}", request.method,
+                                              trim_slash(request.path), allowed));
   response.headers["Allow"] = allowed;
   return response;
 }
@@ -70,8 +70,7 @@ bool Api::answers_while_loading(const HttpServerRequest& request) const {
 
 Time Api::now() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(
-      std::chrono::system_clock::now());
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
 }
 
 bool Api::is_mutation(const HttpServerRequest& request) const {

@@ -3,14 +3,13 @@
 #include <memory>
 #include <mutex>
 
-#include <spdlog/spdlog.h>
-
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "api_params.h"
 #include "celos/api.h"
-#include "web/operator_api.h"
 #include "slot_json.h"
+#include "web/operator_api.h"
 
 namespace celos {
 namespace {
@@ -21,7 +20,9 @@ RouteParam id_param(std::string description = "the workflow's id") {
   return {.name = "id", .required = true, .description = std::move(description)};
 }
 RouteParam time_param(std::string name, bool required, std::string description) {
-  return {.name = std::move(name), .format = "date-time", .required = required,
+  return {.name = std::move(name),
+          .format = "date-time",
+          .required = required,
           .description = std::move(description)};
 }
 
@@ -39,14 +40,12 @@ HttpServerResponse post_scheduler(const Api& api, const HttpServerRequest& reque
   const StepReport report = api.step_locked(at, ids);
   json::array errors;
   for (const auto& e : report.errors) errors.emplace_back(e);
-  json::object answer{{"time", format_time(at)},
-                      {"workflows", report.workflows},
-                      {"changed", report.changed},
-                      {"submitted", report.submitted},
-                      {"errors", std::move(errors)},
-                      {"durationMs", report.duration.count()}};
+  json::object answer{{"time", format_time(at)},     {"workflows", report.workflows},
+                      {"changed", report.changed},   {"submitted", report.submitted},
+                      {"errors", std::move(errors)}, {"durationMs", report.duration.count()}};
   // Only under maintenance, so that the §6 answer stays as it was.
-  if (report.maintenance != MaintenanceMode::kOff) answer["maintenance"] = to_string(report.maintenance);
+  if (report.maintenance != MaintenanceMode::kOff)
+    answer["maintenance"] = to_string(report.maintenance);
   return json_response(answer);
 }
 
@@ -59,8 +58,8 @@ HttpServerResponse post_clear_cache(const Api& api) {
   }
   spdlog::info("workflows reloaded: {} workflows, {} load errors", config->workflows.size(),
                config->errors.size());
-  return json_response(json::object{{"workflows", config->workflows.size()},
-                                    {"errors", std::move(errors)}});
+  return json_response(
+      json::object{{"workflows", config->workflows.size()}, {"errors", std::move(errors)}});
 }
 
 // The id list changes only when the workflows are reloaded: its bytes are kept per loaded
@@ -76,8 +75,8 @@ class WorkflowListCache {
     json::array ids;
     ids.reserve(config->workflows.size());
     for (const auto& [id, workflow] : config->workflows) ids.emplace_back(id);  // map: sorted
-    auto body = std::make_shared<const std::string>(
-        json::serialize(json::object{{"ids", std::move(ids)}}));
+    auto body =
+        std::make_shared<const std::string>(json::serialize(json::object{{"ids", std::move(ids)}}));
     std::lock_guard lock(mutex_);
     config_ = config;  // holds the configuration, so its address is not reused meanwhile
     body_ = body;
@@ -227,31 +226,55 @@ RouteHandler bind(const Api& api, F f) {
 
 void register_mutations(RouteTable& table, const Api& api) {
   const auto slot_time = time_param("time", true, "the slot's time (a slot of the schedule)");
-  table.add({.method = "POST", .path = "/scheduler", .role = Role::kOperator, .mutates = true,
+  table.add({.method = "POST",
+             .path = "/scheduler",
+             .role = Role::kOperator,
+             .mutates = true,
              .mount = Mount::kLegacyAndV1,
              .summary = "One scheduler step at `time` for all or the listed workflows",
              .params = {time_param("time", false, "the step's time (default: now)"),
                         {.name = "ids", .description = "comma-separated workflow ids"}},
              .response_schema = R"({"$ref":"#/components/schemas/StepReport"})",
              .handler = bind(api, post_scheduler)});
-  table.add({.method = "POST", .path = "/clear-cache", .role = Role::kOperator, .mutates = true,
-             .mount = Mount::kLegacyAndV1, .summary = "Reload the workflow files now",
+  table.add({.method = "POST",
+             .path = "/clear-cache",
+             .role = Role::kOperator,
+             .mutates = true,
+             .mount = Mount::kLegacyAndV1,
+             .summary = "Reload the workflow files now",
              .response_schema = R"({"type":"object","properties":{"workflows":{"type":"integer"},)"
                                 R"("errors":{"type":"array","items":{"type":"string"}}}})",
              .handler = bind(api, post_clear_cache)});
   // Legacy path only: /api/v1/rerun and /api/v1/kill also take ranges (operator_api.cc).
-  table.add({.method = "POST", .path = "/rerun", .role = Role::kOperator, .mutates = true,
-             .mount = Mount::kRoot, .summary = "Rerun a slot (from a final state)",
-             .params = {id_param(), slot_time}, .response_schema = kSlotRef,
+  table.add({.method = "POST",
+             .path = "/rerun",
+             .role = Role::kOperator,
+             .mutates = true,
+             .mount = Mount::kRoot,
+             .summary = "Rerun a slot (from a final state)",
+             .params = {id_param(), slot_time},
+             .response_schema = kSlotRef,
              .handler = bind(api, post_rerun)});
-  table.add({.method = "POST", .path = "/kill", .role = Role::kOperator, .mutates = true,
-             .mount = Mount::kRoot, .summary = "Kill a slot (and its external job)",
-             .params = {id_param(), slot_time}, .response_schema = kSlotRef,
+  table.add({.method = "POST",
+             .path = "/kill",
+             .role = Role::kOperator,
+             .mutates = true,
+             .mount = Mount::kRoot,
+             .summary = "Kill a slot (and its external job)",
+             .params = {id_param(), slot_time},
+             .response_schema = kSlotRef,
              .handler = bind(api, post_kill)});
-  table.add({.method = "POST", .path = "/pause", .role = Role::kOperator, .mutates = true,
-             .mount = Mount::kLegacyAndV1, .summary = "Pause or unpause a workflow",
-             .params = {id_param(), {.name = "paused", .type = "boolean", .required = true,
-                                     .description = "true to pause, false to unpause"}},
+  table.add({.method = "POST",
+             .path = "/pause",
+             .role = Role::kOperator,
+             .mutates = true,
+             .mount = Mount::kLegacyAndV1,
+             .summary = "Pause or unpause a workflow",
+             .params = {id_param(),
+                        {.name = "paused",
+                         .type = "boolean",
+                         .required = true,
+                         .description = "true to pause, false to unpause"}},
              .response_schema = R"({"type":"object","properties":{"id":{"type":"string"},)"
                                 R"("paused":{"type":"boolean"}}})",
              .handler = bind(api, post_pause)});
@@ -261,36 +284,53 @@ void register_reads(RouteTable& table, const Api& api) {
   const auto range = std::vector<RouteParam>{
       time_param("start", false, "start of the range (default: end - 7 days)"),
       time_param("end", false, "end of the range, exclusive (default: now)")};
-  const auto slot = std::vector<RouteParam>{id_param(), time_param("time", true, "the slot's time")};
+  const auto slot =
+      std::vector<RouteParam>{id_param(), time_param("time", true, "the slot's time")};
   auto slots_params = range;
   slots_params.insert(slots_params.begin(), id_param());
   auto multi_params = range;
-  multi_params.insert(multi_params.begin(),
-                      {.name = "ids", .description = "comma-separated workflow ids (default: all)"});
-  table.add({.method = "GET", .path = "/workflow-list", .mount = Mount::kLegacyAndV1,
+  multi_params.insert(
+      multi_params.begin(),
+      {.name = "ids", .description = "comma-separated workflow ids (default: all)"});
+  table.add({.method = "GET",
+             .path = "/workflow-list",
+             .mount = Mount::kLegacyAndV1,
              .summary = "The ids of the loaded workflows, sorted",
              .response_schema = R"({"type":"object","properties":{"ids":{"type":"array",)"
                                 R"("items":{"type":"string"}}}})",
              .handler = bind(api, get_workflow_list)});
-  table.add({.method = "GET", .path = "/workflow-slots", .mount = Mount::kLegacyAndV1,
+  table.add({.method = "GET",
+             .path = "/workflow-slots",
+             .mount = Mount::kLegacyAndV1,
              .summary = "A workflow's info, pause flag and slots in a range, newest first",
              .params = slots_params,
              .response_schema = R"({"$ref":"#/components/schemas/WorkflowSlots"})",
              .handler = bind(api, get_workflow_slots)});
-  table.add({.method = "GET", .path = "/multi-workflow-slots", .mount = Mount::kLegacyAndV1,
+  table.add({.method = "GET",
+             .path = "/multi-workflow-slots",
+             .mount = Mount::kLegacyAndV1,
              .summary = "The slots of many workflows in one answer (used by celos-ui)",
              .params = multi_params,
              .response_schema = R"({"type":"object","properties":{"workflows":{"type":"array",)"
                                 R"("items":{"$ref":"#/components/schemas/WorkflowSlots"}}}})",
              .handler = bind(api, get_multi_workflow_slots)});
-  table.add({.method = "GET", .path = "/slot-state", .mount = Mount::kLegacyAndV1,
-             .summary = "One stored slot (404 if nothing is stored)", .params = slot,
-             .response_schema = kSlotRef, .handler = bind(api, get_slot_state)});
-  table.add({.method = "GET", .path = "/trigger-status", .mount = Mount::kLegacyAndV1,
-             .summary = "The trigger's status tree for a slot", .params = slot,
+  table.add({.method = "GET",
+             .path = "/slot-state",
+             .mount = Mount::kLegacyAndV1,
+             .summary = "One stored slot (404 if nothing is stored)",
+             .params = slot,
+             .response_schema = kSlotRef,
+             .handler = bind(api, get_slot_state)});
+  table.add({.method = "GET",
+             .path = "/trigger-status",
+             .mount = Mount::kLegacyAndV1,
+             .summary = "The trigger's status tree for a slot",
+             .params = slot,
              .response_schema = R"({"$ref":"#/components/schemas/TriggerStatus"})",
              .handler = bind(api, get_trigger_status)});
-  table.add({.method = "GET", .path = "/version", .mount = Mount::kLegacyAndV1,
+  table.add({.method = "GET",
+             .path = "/version",
+             .mount = Mount::kLegacyAndV1,
              .summary = "The server's version",
              .response_schema = R"({"type":"object","properties":{"version":{"type":"string"}}})",
              .while_loading = true,

@@ -17,11 +17,16 @@ HttpServerResponse json_response(const json::value& value, int status) {
 
 HttpServerResponse error_response(const Error& error) {
   switch (error.code) {
-    case ErrorCode::kInvalid: return json_error(400, error.message);
-    case ErrorCode::kNotFound: return json_error(404, error.message);
-    case ErrorCode::kFailed: return json_error(502, error.message);
-    case ErrorCode::kUnavailable: return json_error(502, error.message);
-    case ErrorCode::kCorrupt: return json_error(500, error.message);
+    case ErrorCode::kInvalid:
+      return json_error(400, error.message);
+    case ErrorCode::kNotFound:
+      return json_error(404, error.message);
+    case ErrorCode::kFailed:
+      return json_error(502, error.message);
+    case ErrorCode::kUnavailable:
+      return json_error(502, error.message);
+    case ErrorCode::kCorrupt:
+      return json_error(500, error.message);
   }
   return json_error(500, error.message);
 }
@@ -57,8 +62,8 @@ Result<long long> int_param(const HttpServerRequest& request, const std::string&
   const char* end = text->data() + text->size();
   const auto [ptr, ec] = std::from_chars(text->data(), end, value);
   if (ec != std::errc{} || ptr != end || value < min || value > max) {
-    return fail("parameter " + name + ": must be an integer from " + std::to_string(min) +
-                    " to " + std::to_string(max),
+    return fail("parameter " + name + ": must be an integer from " + std::to_string(min) + " to " +
+                    std::to_string(max),
                 ErrorCode::kInvalid);
   }
   return value;

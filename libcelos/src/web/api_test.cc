@@ -24,8 +24,8 @@ const Time kNow = make_time(2015, 9, 13, 13, 30);
 // later), the real file state database in a temp dir, and a fixed clock.
 struct World : celos::testing::ApiWorld {
   explicit World(std::unique_ptr<WorkflowSource> other_source = nullptr)
-      : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .source = std::move(other_source),
-                  .now = kNow}) {
+      : ApiWorld(
+            {.db = WorldOptions::Db::kLocalDisk, .source = std::move(other_source), .now = kNow}) {
     add(workflow("wordcount", Time{}));
     auto beta = workflow("beta", make_time(2015, 9, 13, 10));
     beta.url = "http://example.com/beta";
@@ -59,7 +59,8 @@ TEST_CASE("workflow-list answers the sorted workflow ids") {
   CHECK(json::serialize(body) == R"({"ids":["beta","wordcount"]})");
 }
 
-TEST_CASE("workflow-slots lists a week of hourly slots newest first, WAITING when nothing is stored") {
+TEST_CASE(
+    "workflow-slots lists a week of hourly slots newest first, WAITING when nothing is stored") {
   World w;
   const auto body = w.call_json("GET", "/workflow-slots?id=wordcount");
   const auto& slots = body.at("slots").as_array();
@@ -86,8 +87,8 @@ TEST_CASE("workflow-slots shows the workflow's info and no slot before its start
 
 TEST_CASE("multi-workflow-slots answers every workflow in one response sorted by id") {
   World w;
-  const auto body = w.call_json(
-      "GET", "/multi-workflow-slots?start=2015-09-13T00:00Z&end=2015-09-13T12:30Z");
+  const auto body =
+      w.call_json("GET", "/multi-workflow-slots?start=2015-09-13T00:00Z&end=2015-09-13T12:30Z");
   const auto& workflows = body.at("workflows").as_array();
   REQUIRE(workflows.size() == 2);
   CHECK(workflows[0].at("id").as_string() == "beta");
@@ -195,7 +196,8 @@ TEST_CASE("slot-state of a slot with nothing stored is a 404") {
   CHECK(w.call("GET", "/slot-state?id=wordcount&time=2015-09-13T12:00Z").status == 404);
 }
 
-TEST_CASE("Rerun of a running slot is a 400 and changes nothing, kill of a running slot kills its job") {
+TEST_CASE(
+    "Rerun of a running slot is a 400 and changes nothing, kill of a running slot kills its job") {
   World w;
   w.call_json("POST", "/scheduler?time=2015-09-13T12:30Z&ids=beta");
   w.call_json("POST", "/scheduler?time=2015-09-13T12:31Z&ids=beta");

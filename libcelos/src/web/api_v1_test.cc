@@ -40,14 +40,19 @@ struct World : celos::testing::ApiWorld {
     scheduler.add_listener(metrics);
     if (with_tokens) {
       std::ofstream(*dir / "tokens.json")
-          << R"({"tokens":[{"name":"op","role":"operator","sha256":")" + to_hex(sha256("op-token")) +
-                 R"("},{"name":"boss","role":"admin","sha256":")" + to_hex(sha256("admin-token")) +
-                 R"("}]})";
+          << R"({"tokens":[{"name":"op","role":"operator","sha256":")" +
+                 to_hex(sha256("op-token")) + R"("},{"name":"boss","role":"admin","sha256":")" +
+                 to_hex(sha256("admin-token")) + R"("}]})";
       tokens = std::move(*TokenStore::open(*dir / "tokens.json"));
     }
-    serve({.clock = clock_function(), .version = "9.9.9",
-           .hosts = default_host_policy("127.0.0.1", ""), .auth = {tokens.get(), false},
-           .audit = &audit, .metrics = &metrics, .db = db.get(), .node = "here:1"});
+    serve({.clock = clock_function(),
+           .version = "9.9.9",
+           .hosts = default_host_policy("127.0.0.1", ""),
+           .auth = {tokens.get(), false},
+           .audit = &audit,
+           .metrics = &metrics,
+           .db = db.get(),
+           .node = "here:1"});
   }
   ~World() override { api.reset(); }  // it points at audit and metrics, which go first
 };
@@ -189,8 +194,10 @@ TEST_CASE("A clock skewed from the database's is a warning in ready and a metric
   CHECK_FALSE(w.call_json("GET", "/health/ready").at("checks").as_object().contains("clock"));
   std::chrono::milliseconds skew{-3500};
   Metrics metrics;
-  Api api(w.scheduler, ApiOptions{.clock = [] { return kNow; }, .metrics = &metrics,
-                                   .db = w.db.get(), .clock_skew = [&] { return std::optional(skew); }});
+  Api api(w.scheduler, ApiOptions{.clock = [] { return kNow; },
+                                  .metrics = &metrics,
+                                  .db = w.db.get(),
+                                  .clock_skew = [&] { return std::optional(skew); }});
   SerialWorker worker;
   auto handler = make_api_http_handler(api, worker);
   auto send = [&](const std::string& target) {
@@ -214,10 +221,12 @@ TEST_CASE("A clock skewed from the database's is a warning in ready and a metric
         "warning: this node's clock is 2.1 s behind the state database's");
 }
 
-TEST_CASE("Until the gate opens only health, metrics and version answer; the rest waits or times out") {
+TEST_CASE(
+    "Until the gate opens only health, metrics and version answer; the rest waits or times out") {
   World w;
   StartupGate gate(std::chrono::milliseconds(200));
-  Api api(w.scheduler, ApiOptions{.clock = [] { return kNow; }, .db = w.db.get(), .startup = &gate});
+  Api api(w.scheduler,
+          ApiOptions{.clock = [] { return kNow; }, .db = w.db.get(), .startup = &gate});
   SerialWorker worker;
   auto handler = make_api_http_handler(api, worker);
   auto send = [&](const std::string& target) {

@@ -78,9 +78,7 @@ namespace {
 
 using SharedRequest = std::shared_ptr<const HttpServerRequest>;
 
-int seconds_of(std::chrono::milliseconds d) {
-  return static_cast<int>((d.count() + 999) / 1000);
-}
+int seconds_of(std::chrono::milliseconds d) { return static_cast<int>((d.count() + 999) / 1000); }
 
 // Answers at most once (a read's deadline and its late answer race) and counts that answer.
 HttpResponder counted_once(const Api& api, HttpResponder raw) {
@@ -107,8 +105,8 @@ void answer_read(const Api& api, const ServingOptions& serving, SharedRequest re
   if (serving.timer == nullptr) return;
   serving.timer->after(serving.read_timeout, [serving, respond, claim] {
     claim->expire();  // a read not begun never runs; one that began answers too late
-    respond(unavailable(fmt::format("{} did not answer within {} s; try again",
-                                    serving.database, seconds_of(serving.read_timeout)),
+    respond(unavailable(fmt::format("{} did not answer within {} s; try again", serving.database,
+                                    seconds_of(serving.read_timeout)),
                         seconds_of(serving.read_timeout)));
   });
 }
@@ -181,8 +179,8 @@ void StartupGate::run_or_wait(std::function<void()> job, std::function<void()> o
   {
     std::lock_guard lock(mutex_);
     if (!open_) {
-      waiting_.push_back({std::chrono::steady_clock::now() + max_wait_, std::move(job),
-                          std::move(on_timeout)});
+      waiting_.push_back(
+          {std::chrono::steady_clock::now() + max_wait_, std::move(job), std::move(on_timeout)});
       wake_.notify_all();
       return;
     }

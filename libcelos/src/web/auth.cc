@@ -1,11 +1,8 @@
 #include "celos/auth.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -13,6 +10,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 namespace celos {
 namespace {
@@ -108,10 +106,10 @@ Result<void> check_tokens_file_mode(const std::string& path) {
     return fail(std::string("cannot stat the file: ") + std::strerror(errno));
   }
   if ((info.st_mode & (S_IWGRP | S_IWOTH)) == 0) return {};
-  return fail(fmt::format("is writable by {} (mode {:04o}): anyone who can write it can make "
-                          "themselves admin; run chmod go-w {}",
-                          (info.st_mode & S_IWOTH) ? "everyone" : "its group",
-                          info.st_mode & 07777, path));
+  return fail(
+      fmt::format("is writable by {} (mode {:04o}): anyone who can write it can make "
+                  "themselves admin; run chmod go-w {}",
+                  (info.st_mode & S_IWOTH) ? "everyone" : "its group", info.st_mode & 07777, path));
 }
 
 std::int64_t steady_ms() {
@@ -142,7 +140,8 @@ Sha256 sha256(std::string_view data) {
     compress(h, reinterpret_cast<const std::uint8_t*>(padded.data() + off));
   }
   Sha256 out{};
-  for (std::size_t i = 0; i < 32; ++i) out[i] = static_cast<std::uint8_t>(h[i / 4] >> (24 - 8 * (i % 4)));
+  for (std::size_t i = 0; i < 32; ++i)
+    out[i] = static_cast<std::uint8_t>(h[i / 4] >> (24 - 8 * (i % 4)));
   return out;
 }
 
@@ -232,7 +231,8 @@ std::optional<Token> TokenStore::find(std::string_view token) const {
   std::optional<Token> found;
   for (const Token& candidate : *tokens) {
     std::uint8_t diff = 0;  // every byte of every entry, whatever matches: constant time
-    for (std::size_t i = 0; i < hash.size(); ++i) diff |= static_cast<std::uint8_t>(hash[i] ^ candidate.hash[i]);
+    for (std::size_t i = 0; i < hash.size(); ++i)
+      diff |= static_cast<std::uint8_t>(hash[i] ^ candidate.hash[i]);
     if (diff == 0 && !found) found = candidate;
   }
   return found;
@@ -257,7 +257,8 @@ class BearerClient final : public HttpClient {
 
 }  // namespace
 
-std::shared_ptr<HttpClient> with_bearer_token(std::shared_ptr<HttpClient> inner, std::string token) {
+std::shared_ptr<HttpClient> with_bearer_token(std::shared_ptr<HttpClient> inner,
+                                              std::string token) {
   return std::make_shared<BearerClient>(std::move(inner), std::move(token));
 }
 

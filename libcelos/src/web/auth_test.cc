@@ -1,11 +1,10 @@
 #include "celos/auth.h"
 
-#include <sys/stat.h>
-
 #include <fstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include "testing/temp_dir.h"
 
@@ -31,7 +30,8 @@ HttpServerRequest with_token(const std::string& token) {
 
 TEST_CASE("sha256 matches the FIPS 180-4 examples") {
   CHECK(to_hex(sha256("")) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  CHECK(to_hex(sha256("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(to_hex(sha256("abc")) ==
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(to_hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")) ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   CHECK(to_hex(sha256(std::string(1000, 'a'))) ==
@@ -41,8 +41,8 @@ TEST_CASE("sha256 matches the FIPS 180-4 examples") {
 TEST_CASE("A malformed tokens file is refused with a message naming the entry and the problem") {
   CHECK(parse_tokens("not json").error().message.find("not valid JSON") != std::string::npos);
   CHECK(parse_tokens(R"({"tokenz":[]})").error().message.find("expected") != std::string::npos);
-  const auto bad_role = parse_tokens(tokens_json(entry("a", "viewer", "x") + "," +
-                                                 entry("b", "root", "y")));
+  const auto bad_role =
+      parse_tokens(tokens_json(entry("a", "viewer", "x") + "," + entry("b", "root", "y")));
   REQUIRE_FALSE(bad_role);
   CHECK(bad_role.error().message.find("tokens[1]") != std::string::npos);
   CHECK(bad_role.error().message.find("root") != std::string::npos);
@@ -65,8 +65,9 @@ TEST_CASE("Roles nest: no token 401, unknown 401, too low 403, enough passes") {
     return result.refusal ? result.refusal->status : 200;
   };
   CHECK(status("", Role::kOperator) == 401);
-  CHECK(authorize(options, Role::kOperator, true, with_token("")).refusal->headers.at(
-            "WWW-Authenticate").rfind("Bearer", 0) == 0);
+  CHECK(authorize(options, Role::kOperator, true, with_token(""))
+            .refusal->headers.at("WWW-Authenticate")
+            .rfind("Bearer", 0) == 0);
   CHECK(status("nope", Role::kOperator) == 401);
   CHECK(status("vvv", Role::kOperator) == 403);
   CHECK(status("ooo", Role::kOperator) == 200);

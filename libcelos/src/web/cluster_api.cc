@@ -56,22 +56,25 @@ std::string cluster_view_json(const ClusterView& view) {
 }
 
 void register_cluster_routes(RouteTable& table, Cluster& cluster) {
-  table.add({.method = "GET", .path = "/cluster", .role = Role::kViewer, .mount = Mount::kV1,
+  table.add({.method = "GET",
+             .path = "/cluster",
+             .role = Role::kViewer,
+             .mount = Mount::kV1,
              .summary = "The cluster: this node, the leader and the nodes seen lately",
-             .response_schema =
-                 R"({"type":"object","properties":{"name":{"type":"string"},)"
-                 R"("self":{"type":"object"},"leader":{"type":["object","null"]},)"
-                 R"("nodes":{"type":"array","items":{"type":"object"}}}})",
+             .response_schema = R"({"type":"object","properties":{"name":{"type":"string"},)"
+                                R"("self":{"type":"object"},"leader":{"type":["object","null"]},)"
+                                R"("nodes":{"type":"array","items":{"type":"object"}}}})",
              .handler = [&cluster](const HttpServerRequest&) { return get_cluster(cluster); }});
-  table.add({.method = "POST", .path = "/cluster/step-down", .role = Role::kAdmin,
-             .mutates = true, .mount = Mount::kV1,
-             .summary = "The leader gives up its lease and does not campaign for `seconds`",
-             .params = {{.name = "seconds", .type = "integer",
-                         .description = "0-86400, default 30"}},
-             .response_schema = R"({"type":"object","properties":{"until":{"type":"string"}}})",
-             .handler = [&cluster](const HttpServerRequest& r) {
-               return post_step_down(cluster, r);
-             }});
+  table.add(
+      {.method = "POST",
+       .path = "/cluster/step-down",
+       .role = Role::kAdmin,
+       .mutates = true,
+       .mount = Mount::kV1,
+       .summary = "The leader gives up its lease and does not campaign for `seconds`",
+       .params = {{.name = "seconds", .type = "integer", .description = "0-86400, default 30"}},
+       .response_schema = R"({"type":"object","properties":{"until":{"type":"string"}}})",
+       .handler = [&cluster](const HttpServerRequest& r) { return post_step_down(cluster, r); }});
 }
 
 namespace {
@@ -146,9 +149,10 @@ HttpServerResponse forward_to_leader(const HttpServerRequest& request, Cluster& 
   }
   const auto secret = cluster.forward_secret();
   if (!secret) {
-    return unavailable("cannot forward to the leader yet: the cluster's secret has not been "
-                       "read from the state database",
-                       retry_after);
+    return unavailable(
+        "cannot forward to the leader yet: the cluster's secret has not been "
+        "read from the state database",
+        retry_after);
   }
   return forward(request, *holder, cluster, *secret, http);
 }
@@ -176,7 +180,8 @@ void forward_off_thread(const std::shared_ptr<const ForwardContext>& context,
     if (first) respond(std::move(answer));
   };
   if (options.pool == nullptr) return job();
-  if (!options.pool->post(job, [respond] { respond(unavailable("the server is shutting down", 5)); })) {
+  if (!options.pool->post(job,
+                          [respond] { respond(unavailable("the server is shutting down", 5)); })) {
     context->api.audit_answer(*shared, 503);
     return respond(unavailable("too many requests are being forwarded to the leader; try again",
                                options.retry_after_seconds));
@@ -208,14 +213,16 @@ AsyncHttpHandler make_cluster_http_handler(AsyncHttpHandler inner, const Api& se
       if (!authentic_forward(request, cluster)) {
         if (auto refused = api.refusal(request)) return respond(std::move(*refused));
         api.audit_answer(request, 403, /*refused=*/true);
-        return respond(json_error(403, "X-Celos-Forwarded without the cluster's secret: only a "
-                                       "node of this cluster forwards requests"));
+        return respond(json_error(403,
+                                  "X-Celos-Forwarded without the cluster's secret: only a "
+                                  "node of this cluster forwards requests"));
       }
       // The node that forwarded it answers its client and audits (SPEC §16).
       if (!cluster.is_leader()) {
-        return respond(unavailable("forwarded to a node that is not the cluster's leader "
-                                   "(leadership changed): try again",
-                                   context->options.retry_after_seconds));
+        return respond(
+            unavailable("forwarded to a node that is not the cluster's leader "
+                        "(leadership changed): try again",
+                        context->options.retry_after_seconds));
       }
       request.audited_by_peer = true;
       return inner(std::move(request), std::move(respond));

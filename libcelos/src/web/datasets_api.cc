@@ -142,7 +142,8 @@ HttpServerResponse get_lineage(const Api& api, const HttpServerRequest& request)
   json::array inputs, outputs;
   for (const LineageInput& in : lineage->inputs) inputs.push_back(input_json(in));
   for (const LineageOutput& out : lineage->outputs) outputs.push_back(output_json(out));
-  return json_response(json::object{{"inputs", std::move(inputs)}, {"outputs", std::move(outputs)}});
+  return json_response(
+      json::object{{"inputs", std::move(inputs)}, {"outputs", std::move(outputs)}});
 }
 
 template <class F>
@@ -158,36 +159,45 @@ RouteParam dataset_id() {
   return {.name = "id", .in = ParamIn::kPath, .required = true, .description = "the dataset's id"};
 }
 RouteParam time_param(std::string name, bool required, std::string description) {
-  return {.name = std::move(name), .format = "date-time", .required = required,
+  return {.name = std::move(name),
+          .format = "date-time",
+          .required = required,
           .description = std::move(description)};
 }
 
 }  // namespace
 
 void register_dataset_routes(RouteTable& table, const Api& api) {
-  table.add({.method = "GET", .path = "/datasets",
+  table.add({.method = "GET",
+             .path = "/datasets",
              .summary = "The declared datasets with their producers and consumers",
              .response_schema = R"({"type":"object","properties":{"datasets":{"type":"array",)"
                                 R"("items":{"type":"object"}}}})",
              .handler = bind(api, get_datasets)});
-  table.add({.method = "POST", .path = "/datasets/{id}/instances", .role = Role::kOperator,
-             .mutates = true, .summary = "Announce that an instance of a dataset is present",
+  table.add({.method = "POST",
+             .path = "/datasets/{id}/instances",
+             .role = Role::kOperator,
+             .mutates = true,
+             .summary = "Announce that an instance of a dataset is present",
              .params = {dataset_id(), time_param("time", true, "the instance's time")},
              .response_schema = R"({"type":"object","properties":{"dataset":{"type":"string"},)"
                                 R"("time":{"type":"string"},"present":{"type":"boolean"}}})",
              .handler = bind(api, post_instance)});
-  table.add({.method = "GET", .path = "/datasets/{id}/instances",
+  table.add({.method = "GET",
+             .path = "/datasets/{id}/instances",
              .summary = "A dataset's instances in a range (at most 7 days), newest first",
              .params = {dataset_id(),
                         time_param("start", false, "start of the range (default: end - 7 days)"),
                         time_param("end", false, "end of the range, exclusive (default: now)"),
-                        {.name = "limit", .type = "integer",
+                        {.name = "limit",
+                         .type = "integer",
                          .description = "at most this many instances, 1-10000 (default 1000)"}},
              .response_schema = R"({"type":"object","properties":{"instances":{"type":"array",)"
                                 R"("items":{"type":"object"}},"truncated":{"type":"boolean"},)"
                                 R"("next":{"type":"string"}}})",
              .handler = bind(api, get_instances)});
-  table.add({.method = "GET", .path = "/lineage",
+  table.add({.method = "GET",
+             .path = "/lineage",
              .summary = "What a slot read and wrote, who produced its inputs and who read its "
                         "outputs (with a dry run of atomic output removal)",
              .params = {{.name = "id", .required = true, .description = "the workflow's id"},

@@ -60,15 +60,18 @@ class CountingDb final : public StateDatabase {
 struct World : celos::testing::ApiWorld {
   // "ext" (minutely paths) is read by "use", a daily consumer of mode new; "day" has daily paths.
   World()
-      : ApiWorld({.wrap_db = [](auto inner) { return std::make_unique<CountingDb>(std::move(inner)); },
-                  .now = kNow}) {
+      : ApiWorld(
+            {.wrap_db = [](auto inner) { return std::make_unique<CountingDb>(std::move(inner)); },
+             .now = kNow}) {
     remote = "10.0.0.7:5555";
     Workflow& w = add(workflow("use"));
     w.schedule = make_cron_schedule(CronExpression::parse("0 0 22 * * ?").value());
     w.trigger = nullptr;
     w.inputs = {{"ext", 0, InputMode::kNew, 1}};
-    link_datasets(*config, {{Dataset{"ext", "/e/${year}${month}${day}/${hour}${minute}", "", "_SUCCESS"}, "d.js", 1},
-                            {Dataset{"day", "/d/${year}-${month}-${day}", "", "_SUCCESS"}, "d.js", 2}});
+    link_datasets(
+        *config,
+        {{Dataset{"ext", "/e/${year}${month}${day}/${hour}${minute}", "", "_SUCCESS"}, "d.js", 1},
+         {Dataset{"day", "/d/${year}-${month}-${day}", "", "_SUCCESS"}, "d.js", 2}});
     REQUIRE(config->errors.empty());
     serve({.clock = clock_function(), .db = db.get()});
   }
@@ -76,7 +79,8 @@ struct World : celos::testing::ApiWorld {
   CountingDb& counting() { return static_cast<CountingDb&>(*db); }
 
   void announce(int count) {
-    for (int i = 0; i < count; ++i) REQUIRE(db->announce_instance("ext", kStart + minutes(i), kStart));
+    for (int i = 0; i < count; ++i)
+      REQUIRE(db->announce_instance("ext", kStart + minutes(i), kStart));
   }
 
   json::object get(const std::string& target) { return call_json("GET", target).as_object(); }
@@ -87,7 +91,8 @@ struct World : celos::testing::ApiWorld {
 TEST_CASE("listing 1,200 announced instances reads them once and pages newest first") {
   World w;
   w.announce(1200);  // 00:00 .. 19:59
-  const std::string range = "/api/v1/datasets/ext/instances?start=2015-09-13T00:00Z&end=2015-09-14T00:00Z";
+  const std::string range =
+      "/api/v1/datasets/ext/instances?start=2015-09-13T00:00Z&end=2015-09-14T00:00Z";
   w.counting().announced_reads = 0;
   json::object page = w.get(range);
   CHECK(w.counting().announced_reads == 1);
@@ -103,8 +108,8 @@ TEST_CASE("listing 1,200 announced instances reads them once and pages newest fi
   CHECK(page.at("truncated") == true);
   CHECK(page.at("next") == "2015-09-13T03:21:00.000Z");
   // The next page ends (exclusive) where this one stopped.
-  json::object rest = w.get(range.substr(0, range.find("&end=")) + "&end=" +
-                            std::string(page.at("next").as_string()));
+  json::object rest = w.get(range.substr(0, range.find("&end=")) +
+                            "&end=" + std::string(page.at("next").as_string()));
   CHECK(rest.at("instances").as_array().size() == 201);
   CHECK(rest.at("truncated") == false);
   CHECK_FALSE(rest.contains("next"));

@@ -6,15 +6,19 @@
 #error "CELOS_SWAGGER_DIR must name third_party/swagger-ui"
 #endif
 
-#define CELOS_EMBED(symbol, file)                                                  \
-  __asm__(".section .rodata\n"                                                     \
-          ".balign 16\n"                                                           \
-          ".globl " #symbol "\n" #symbol ":\n"                                     \
-          ".incbin \"" CELOS_SWAGGER_DIR "/" file "\"\n"                           \
-          ".globl " #symbol "_end\n" #symbol "_end:\n"                             \
-          ".byte 0\n"                                                              \
-          ".previous\n");                                                          \
-  extern "C" const char symbol[];                                                  \
+#define CELOS_EMBED(symbol, file)             \
+  __asm__(                                    \
+      ".section .rodata\n"                    \
+      ".balign 16\n"                          \
+      ".globl " #symbol "\n" #symbol          \
+      ":\n"                                   \
+      ".incbin \"" CELOS_SWAGGER_DIR "/" file \
+      "\"\n"                                  \
+      ".globl " #symbol "_end\n" #symbol      \
+      "_end:\n"                               \
+      ".byte 0\n"                             \
+      ".previous\n");                         \
+  extern "C" const char symbol[];             \
   extern "C" const char symbol##_end[];
 
 CELOS_EMBED(celos_swagger_bundle_js, "swagger-ui-bundle.js")
@@ -36,7 +40,8 @@ const std::vector<DocsAsset>& docs_assets() {
   static const std::vector<DocsAsset> assets{
       {"swagger-ui-bundle.js", "application/javascript; charset=utf-8",
        between(celos_swagger_bundle_js, celos_swagger_bundle_js_end)},
-      {"swagger-ui.css", "text/css; charset=utf-8", between(celos_swagger_css, celos_swagger_css_end)},
+      {"swagger-ui.css", "text/css; charset=utf-8",
+       between(celos_swagger_css, celos_swagger_css_end)},
       {"favicon-32x32.png", "image/png", between(celos_swagger_favicon, celos_swagger_favicon_end)},
       {"LICENSE", "text/plain; charset=utf-8",
        between(celos_swagger_license, celos_swagger_license_end)},

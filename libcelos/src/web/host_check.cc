@@ -1,9 +1,9 @@
 #include "celos/host_check.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
+
+#include <unistd.h>
 
 namespace celos {
 namespace {
@@ -82,7 +82,8 @@ bool is_loopback(std::string_view host) {
 
 std::string node_name(int port) {
   char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost:" + std::to_string(port);
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0')
+    return "localhost:" + std::to_string(port);
   return std::string(name) + ":" + std::to_string(port);
 }
 
@@ -99,7 +100,8 @@ std::optional<std::string> check_host_and_origin(const HostPolicy& policy,
   const auto origin = request.headers.find("origin");
   if (origin == request.headers.end()) return std::nullopt;
   const std::string origin_host = url_host(origin->second);
-  if (!origin_host.empty() && (origin_host == host || (!policy.any && allowed(policy, origin_host)))) {
+  if (!origin_host.empty() &&
+      (origin_host == host || (!policy.any && allowed(policy, origin_host)))) {
     return std::nullopt;
   }
   return "cross-origin request refused: Origin " + origin->second + " (see --allowed-hosts)";

@@ -39,12 +39,15 @@ TEST_CASE("A mutating request from a foreign Origin is refused, reads and no Ori
   const HostPolicy policy = default_host_policy("127.0.0.1", "");
   CHECK(check_host_and_origin(policy, request("localhost:1", "http://evil.example.org"), true));
   CHECK(check_host_and_origin(policy, request("localhost:1", "null"), true));
-  CHECK_FALSE(check_host_and_origin(policy, request("localhost:1", "http://evil.example.org"), false));
+  CHECK_FALSE(
+      check_host_and_origin(policy, request("localhost:1", "http://evil.example.org"), false));
   CHECK_FALSE(check_host_and_origin(policy, request("localhost:1", "http://localhost:9"), true));
   CHECK_FALSE(check_host_and_origin(policy, request("localhost:1"), true));
 }
 
-TEST_CASE("the allowed-hosts option replaces the list; * allows any Host but still refuses foreign Origins") {
+TEST_CASE(
+    "the allowed-hosts option replaces the list; * allows any Host but still refuses foreign "
+    "Origins") {
   auto listed = parse_allowed_hosts("celos.example.com, Other:99");
   REQUIRE(listed);
   CHECK(listed->hosts == std::set<std::string>{"celos.example.com", "other"});
@@ -71,11 +74,11 @@ TEST_CASE("Loopback addresses are told from others") {
 namespace celos {
 TEST_CASE("a handler behind the host check refuses foreign Hosts and cross-site POSTs") {
   int served = 0;
-  HttpHandler guarded = with_host_check(default_host_policy("127.0.0.1", ""),
-                                        [&served](const HttpServerRequest&) {
-                                          ++served;
-                                          return HttpServerResponse{};
-                                        });
+  HttpHandler guarded =
+      with_host_check(default_host_policy("127.0.0.1", ""), [&served](const HttpServerRequest&) {
+        ++served;
+        return HttpServerResponse{};
+      });
   HttpServerRequest get;
   get.method = "GET";
   get.target = "/ui";

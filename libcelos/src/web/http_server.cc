@@ -1,4 +1,5 @@
 #include "celos/http_server.h"
+
 #include "celos/utf8.h"
 
 // GCC 12's -Wnull-dereference fires inside Boost.Asio's own headers (io_context.hpp,
@@ -200,8 +201,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void write(HttpServerResponse response, const std::string& method, const std::string& target) {
     if (core_->options.log_requests) {
-      const auto ms =
-          std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+      const auto ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
       spdlog::info("http {} {} {} {} {:.1f}ms", remote_, method, target, response.status, ms);
     }
     if (core_->stopping) keep_alive_ = false;

@@ -48,7 +48,8 @@ Reply send(std::uint16_t port, http::verb method, const std::string& target,
   beast::flat_buffer buffer;
   http::response<http::string_body> res;
   http::read(stream, buffer, res);
-  return Reply{static_cast<int>(res.result_int()), res.body(), std::string(res[http::field::allow])};
+  return Reply{static_cast<int>(res.result_int()), res.body(),
+               std::string(res[http::field::allow])};
 }
 
 HttpServerOptions local_options() {
@@ -99,8 +100,8 @@ TEST_CASE("The server hands the decoded request to the handler and sends its res
   auto server = celos::start_http_server(local_options(), [](const HttpServerRequest& request) {
     HttpServerResponse response;
     response.status = 201;
-    response.body = request.method + " " + request.path + " " +
-                    *celos::query_param(request, "id") + " " + request.body;
+    response.body = request.method + " " + request.path + " " + *celos::query_param(request, "id") +
+                    " " + request.body;
     response.headers["Allow"] = "POST";
     return response;
   });
@@ -188,7 +189,8 @@ TEST_CASE("stop() closes idle keep-alive connections and returns") {
   CHECK(ec);
 }
 
-TEST_CASE("A client that stops sending in the middle of a request is cut off after the read timeout") {
+TEST_CASE(
+    "A client that stops sending in the middle of a request is cut off after the read timeout") {
   auto options = local_options();
   options.read_timeout = std::chrono::seconds(1);
   auto server = celos::start_http_server(options, [](const HttpServerRequest&) {

@@ -38,7 +38,8 @@ Histogram::Histogram(std::vector<double> bounds)
 void Histogram::observe(double value) {
   const auto it = std::lower_bound(bounds_.begin(), bounds_.end(), value);
   if (it != bounds_.end()) {
-    buckets_[static_cast<std::size_t>(it - bounds_.begin())].fetch_add(1, std::memory_order_relaxed);
+    buckets_[static_cast<std::size_t>(it - bounds_.begin())].fetch_add(1,
+                                                                       std::memory_order_relaxed);
   }
   sum_.fetch_add(value, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_relaxed);
@@ -73,7 +74,8 @@ void Metrics::on_slot_changes(const std::vector<SlotChange>& changes) {
   std::lock_guard lock(slots_mutex_);
   for (const SlotChange& change : changes) {
     if (change.by == "step") continue;
-    const auto from = static_cast<std::size_t>(change.from ? change.from->status : SlotStatus::kWaiting);
+    const auto from =
+        static_cast<std::size_t>(change.from ? change.from->status : SlotStatus::kWaiting);
     if (slots_[from] > 0) --slots_[from];
     ++slots_[static_cast<std::size_t>(change.to.status)];
   }
@@ -97,8 +99,8 @@ void Metrics::count_http_request(int status) {
   }
 }
 
-void Metrics::on_external_call(std::string_view service, std::string_view operation,
-                               double seconds, bool ok) {
+void Metrics::on_external_call(std::string_view service, std::string_view operation, double seconds,
+                               bool ok) {
   const int s = index_of(kMetricServices, service), o = index_of(kMetricOperations, operation);
   if (s < 0 || o < 0) return;
   const auto si = static_cast<std::size_t>(s);
@@ -111,9 +113,7 @@ void Metrics::count_audit_suppressed(std::uint64_t records) {
   audit_suppressed_.fetch_add(records, std::memory_order_relaxed);
 }
 
-void Metrics::count_webhook_refused() {
-  webhooks_refused_.fetch_add(1, std::memory_order_relaxed);
-}
+void Metrics::count_webhook_refused() { webhooks_refused_.fetch_add(1, std::memory_order_relaxed); }
 
 void Metrics::count_notification_dropped() {
   notifications_dropped_.fetch_add(1, std::memory_order_relaxed);
@@ -123,7 +123,9 @@ void Metrics::set_maintenance(MaintenanceMode mode) {
   maintenance_.store(static_cast<int>(mode), std::memory_order_relaxed);
 }
 
-void Metrics::set_leader_source(std::function<bool()> is_leader) { is_leader_ = std::move(is_leader); }
+void Metrics::set_leader_source(std::function<bool()> is_leader) {
+  is_leader_ = std::move(is_leader);
+}
 
 void Metrics::set_clock_skew_source(std::function<std::optional<double>()> seconds) {
   clock_skew_ = std::move(seconds);
@@ -156,8 +158,9 @@ void Metrics::render_external(std::string& out) const {
   header(out, "celos_external_call_errors_total", "counter",
          "Failed calls of external services and file systems.");
   for (std::size_t s = 0; s < kMetricServices.size(); ++s) {
-    fmt::format_to(std::back_inserter(out), "celos_external_call_errors_total{{service=\"{}\"}} {}\n",
-                   kMetricServices[s], call_errors_[s].load(std::memory_order_relaxed));
+    fmt::format_to(std::back_inserter(out),
+                   "celos_external_call_errors_total{{service=\"{}\"}} {}\n", kMetricServices[s],
+                   call_errors_[s].load(std::memory_order_relaxed));
   }
   header(out, "celos_external_call_duration_seconds", "histogram",
          "Duration of calls of external services and file systems.");
@@ -188,7 +191,9 @@ std::string Metrics::render(const WorkflowConfig* config) const {
   header(out, "celos_http_requests_total", "counter", "HTTP requests answered, by status code.");
   for (int code = 0; code < kHttpCodes; ++code) {
     const auto n = http_[static_cast<std::size_t>(code)].load(std::memory_order_relaxed);
-    if (n > 0) fmt::format_to(std::back_inserter(out), "celos_http_requests_total{{code=\"{}\"}} {}\n", code, n);
+    if (n > 0)
+      fmt::format_to(std::back_inserter(out), "celos_http_requests_total{{code=\"{}\"}} {}\n", code,
+                     n);
   }
   header(out, "celos_leader", "gauge", "1 if this node is the leader (schedules), else 0.");
   fmt::format_to(std::back_inserter(out), "celos_leader {}\n", is_leader_() ? 1 : 0);

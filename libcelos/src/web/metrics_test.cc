@@ -25,7 +25,8 @@ TEST_CASE("Every line of /metrics is valid text format 0.0.4 and every metric is
   metrics.count_http_request(200);
   metrics.on_external_call("oozie", "submit", 0.02, true);
   const std::string text = metrics.render(nullptr);
-  const std::regex sample(R"re(^([a-z_]+)(\{[a-z_]+="[^"\\]*"(,[a-z_]+="[^"\\]*")*\})? [0-9.e+-]+$)re");
+  const std::regex sample(
+      R"re(^([a-z_]+)(\{[a-z_]+="[^"\\]*"(,[a-z_]+="[^"\\]*")*\})? [0-9.e+-]+$)re");
   const std::regex comment(R"re(^# (HELP|TYPE) ([a-z_]+) .+$)re");
   std::set<std::string> typed;
   std::istringstream in(text);
@@ -40,16 +41,17 @@ TEST_CASE("Every line of /metrics is valid text format 0.0.4 and every metric is
     std::string name = m[1];
     for (const char* suffix : {"_bucket", "_sum", "_count"}) {
       const std::string s = suffix;
-      if (!typed.count(name) && name.size() > s.size() && name.ends_with(s)) name.resize(name.size() - s.size());
+      if (!typed.count(name) && name.size() > s.size() && name.ends_with(s))
+        name.resize(name.size() - s.size());
     }
     CHECK(typed.count(name));
   }
   for (const char* name : {"celos_steps_total", "celos_step_duration_seconds", "celos_workflows",
                            "celos_workflow_load_errors", "celos_slots", "celos_submissions_total",
-                           "celos_external_call_errors_total", "celos_external_call_duration_seconds",
-                           "celos_http_requests_total", "celos_leader", "celos_maintenance",
-                           "celos_notifications_dropped_total", "celos_audit_suppressed_total",
-                           "celos_webhooks_refused_total"}) {
+                           "celos_external_call_errors_total",
+                           "celos_external_call_duration_seconds", "celos_http_requests_total",
+                           "celos_leader", "celos_maintenance", "celos_notifications_dropped_total",
+                           "celos_audit_suppressed_total", "celos_webhooks_refused_total"}) {
     CHECK(typed.count(name));
   }
 }
@@ -57,8 +59,10 @@ TEST_CASE("Every line of /metrics is valid text format 0.0.4 and every metric is
 TEST_CASE("Slots are counted by status as of the last step, every status and mode exported") {
   Metrics metrics;
   StepReport report;
-  report.slot_counts = {{SlotStatus::kWaiting, 4}, {SlotStatus::kReady, 1},
-                        {SlotStatus::kRunning, 3}, {SlotStatus::kSuccess, 5},
+  report.slot_counts = {{SlotStatus::kWaiting, 4},
+                        {SlotStatus::kReady, 1},
+                        {SlotStatus::kRunning, 3},
+                        {SlotStatus::kSuccess, 5},
                         {SlotStatus::kFailure, 1}};
   report.maintenance = MaintenanceMode::kDrain;
   report.duration = std::chrono::milliseconds(300);
@@ -101,9 +105,18 @@ TEST_CASE("The service decorator times calls, counts submissions and errors by k
   const std::string text = metrics.render(nullptr);
   CHECK(line_of(text, R"(celos_submissions_total{service="oozie"})") == "1");
   CHECK(line_of(text, R"(celos_external_call_errors_total{service="oozie"})") == "1");
-  CHECK(line_of(text, R"(celos_external_call_duration_seconds_count{service="oozie",operation="submit"})") == "2");
-  CHECK(line_of(text, R"(celos_external_call_duration_seconds_count{service="oozie",operation="start"})") == "1");
-  CHECK(line_of(text, R"(celos_external_call_duration_seconds_count{service="slurm",operation="kill"})") == "0");
+  CHECK(line_of(
+            text,
+            R"(celos_external_call_duration_seconds_count{service="oozie",operation="submit"})") ==
+        "2");
+  CHECK(
+      line_of(text,
+              R"(celos_external_call_duration_seconds_count{service="oozie",operation="start"})") ==
+      "1");
+  CHECK(
+      line_of(text,
+              R"(celos_external_call_duration_seconds_count{service="slurm",operation="kill"})") ==
+      "0");
 }
 
 TEST_CASE("HTTP answers are counted by status code") {

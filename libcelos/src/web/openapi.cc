@@ -103,16 +103,18 @@ json::object parameter(const RouteParam& p) {
 
 json::object operation(const Route& route, const std::string& path) {
   // The §6 paths (also those served only at the root, like the single-slot /rerun).
-  const bool legacy = path.rfind(kApiPrefix, 0) != 0 && path.rfind("/health/", 0) != 0 &&
-                      path != "/metrics";
+  const bool legacy =
+      path.rfind(kApiPrefix, 0) != 0 && path.rfind("/health/", 0) != 0 && path != "/metrics";
   std::string method(route.method);
   for (char& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   json::array params;
   for (const auto& p : route.params) params.push_back(parameter(p));
   json::object responses{
-      {"200", json::object{{"description", "OK"},
-                           {"content", json::object{{route.content_type,
-                                                     json::object{{"schema", json::parse(route.response_schema)}}}}}}}};
+      {"200", json::object{
+                  {"description", "OK"},
+                  {"content",
+                   json::object{{route.content_type,
+                                 json::object{{"schema", json::parse(route.response_schema)}}}}}}}};
   const json::object error{{"$ref", "#/components/responses/Error"}};
   for (const char* code : {"400", "404", "405", "500"}) responses[code] = error;
   if (route.role != Role::kPublic) {
@@ -124,24 +126,26 @@ json::object operation(const Route& route, const std::string& path) {
     responses["502"] = error;
   }
   responses["503"] = error;  // loading, shutting down
-  std::string description = route.role == Role::kPublic
-                                ? "Never needs a token."
-                                : "With --auth-tokens needs a token of role " +
-                                      std::string(to_string(route.role)) +
-                                      (route.mutates || route.role != Role::kViewer
-                                           ? "."
-                                           : " when --auth-reads is given.");
+  std::string description =
+      route.role == Role::kPublic
+          ? "Never needs a token."
+          : "With --auth-tokens needs a token of role " + std::string(to_string(route.role)) +
+                (route.mutates || route.role != Role::kViewer ? "."
+                                                              : " when --auth-reads is given.");
   if (legacy && route.mount == Mount::kLegacyAndV1) {
     description += " The SPEC §6 path; the same as " + std::string(kApiPrefix) + route.path + ".";
   }
   json::object op{{"operationId", (legacy ? "legacy" : "") + method + camel(path)},
                   {"summary", route.summary},
                   {"description", description},
-                  {"tags", json::array{legacy ? "legacy" : path.rfind(kApiPrefix, 0) == 0 ? "api" : "operations"}},
+                  {"tags", json::array{legacy                           ? "legacy"
+                                       : path.rfind(kApiPrefix, 0) == 0 ? "api"
+                                                                        : "operations"}},
                   {"parameters", std::move(params)},
                   {"responses", std::move(responses)}};
-  op["security"] = route.role == Role::kPublic ? json::array{}
-                                               : json::array{json::object{{"bearerAuth", json::array{}}}};
+  op["security"] = route.role == Role::kPublic
+                       ? json::array{}
+                       : json::array{json::object{{"bearerAuth", json::array{}}}};
   op["x-celos-role"] = to_string(route.role);
   op["x-celos-mutates"] = route.mutates;
   return op;
@@ -178,28 +182,33 @@ std::string openapi_json(const RouteTable& table, const std::string& version) {
       item.as_object()[method] = operation(route, path);
     }
   }
-  json::object doc{
-      {"openapi", "3.0.3"},
-      {"info", json::object{{"title", "celos-server"},
-                            {"version", version},
-                            {"description", "The HTTP API of celos-server (SPEC §6, §13). Times "
-                                            "are ISO-8601 UTC; errors are {\"error\": \"...\"}."}}},
-      {"paths", std::move(paths)},
-      {"components", json::parse(kComponents)}};
+  json::object doc{{"openapi", "3.0.3"},
+                   {"info", json::object{{"title", "celos-server"},
+                                         {"version", version},
+                                         {"description",
+                                          "The HTTP API of celos-server (SPEC §6, §13). Times "
+                                          "are ISO-8601 UTC; errors are {\"error\": \"...\"}."}}},
+                   {"paths", std::move(paths)},
+                   {"components", json::parse(kComponents)}};
   return json::serialize(doc);
 }
 
 void register_docs_routes(RouteTable& table, const Api& api) {
-  table.add({.method = "GET", .path = "/openapi.json", .role = Role::kPublic,
+  table.add({.method = "GET",
+             .path = "/openapi.json",
+             .role = Role::kPublic,
              .summary = "The OpenAPI 3 document of every route this server serves",
              .handler = [&api](const HttpServerRequest&) {
                HttpServerResponse response;
                response.body = openapi_json(api.routes(), api.options().version);
                return response;
              }});
-  table.add({.method = "GET", .path = "/docs", .role = Role::kPublic,
+  table.add({.method = "GET",
+             .path = "/docs",
+             .role = Role::kPublic,
              .summary = "An HTML page that renders the OpenAPI document",
-             .response_schema = R"({"type":"string"})", .content_type = "text/html; charset=utf-8",
+             .response_schema = R"({"type":"string"})",
+             .content_type = "text/html; charset=utf-8",
              .handler = [](const HttpServerRequest&) {
                HttpServerResponse response;
                response.content_type = "text/html; charset=utf-8";
@@ -207,9 +216,12 @@ void register_docs_routes(RouteTable& table, const Api& api) {
                return response;
              }});
   for (const DocsAsset& asset : docs_assets()) {
-    table.add({.method = "GET", .path = "/docs/" + std::string(asset.name), .role = Role::kPublic,
+    table.add({.method = "GET",
+               .path = "/docs/" + std::string(asset.name),
+               .role = Role::kPublic,
                .summary = "An asset of the docs page (swagger-ui-dist)",
-               .response_schema = R"({"type":"string"})", .content_type = std::string(asset.content_type),
+               .response_schema = R"({"type":"string"})",
+               .content_type = std::string(asset.content_type),
                .handler = [&asset](const HttpServerRequest&) {
                  HttpServerResponse response;
                  response.content_type = std::string(asset.content_type);

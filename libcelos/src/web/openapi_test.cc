@@ -17,7 +17,8 @@ struct Served {
   celos::testing::TempDir dir;
   std::unique_ptr<WorkflowSource> source =
       make_static_workflow_source(std::make_shared<WorkflowConfig>());
-  std::unique_ptr<StateDatabase> db = make_file_state_database(make_local_file_system(), dir / "db");
+  std::unique_ptr<StateDatabase> db =
+      make_file_state_database(make_local_file_system(), dir / "db");
   celos::testing::FakeFileSystemResolver file_systems{
       std::make_shared<celos::testing::MemFileSystem>()};
   Scheduler scheduler{*source, *db, file_systems};
@@ -38,7 +39,8 @@ void collect_refs(const json::value& v, std::set<std::string>& refs) {
 TEST_CASE("The OpenAPI document names exactly the routes of the table, under every served path") {
   Served s;
   // A route registered by another file appears too, path parameter included.
-  s.api.routes().add({.method = "GET", .path = "/test-only/{id}/things",
+  s.api.routes().add({.method = "GET",
+                      .path = "/test-only/{id}/things",
                       .params = {{.name = "id", .in = ParamIn::kPath}},
                       .handler = [](const HttpServerRequest&) { return HttpServerResponse{}; }});
   const json::value doc = json::parse(openapi_json(s.api.routes(), "1.2.3"));

@@ -46,14 +46,12 @@ json::value status_or_null(const std::optional<SlotStatus>& status) {
 json::object range_json(const RangeResult& result) {
   json::array slots, skipped;
   for (const RangeSlot& s : result.slots) {
-    slots.push_back(json::object{{"time", format_time(s.time)},
-                                 {"from", status_or_null(s.from)},
-                                 {"to", to_string(s.to)}});
+    slots.push_back(json::object{
+        {"time", format_time(s.time)}, {"from", status_or_null(s.from)}, {"to", to_string(s.to)}});
   }
   for (const RangeSkip& s : result.skipped) {
-    skipped.push_back(json::object{{"time", format_time(s.time)},
-                                   {"status", to_string(s.status)},
-                                   {"reason", s.reason}});
+    skipped.push_back(json::object{
+        {"time", format_time(s.time)}, {"status", to_string(s.status)}, {"reason", s.reason}});
   }
   return json::object{
       {"dryRun", result.dry_run}, {"slots", std::move(slots)}, {"skipped", std::move(skipped)}};
@@ -123,9 +121,8 @@ HttpServerResponse range_operation(RangeAction action, Scheduler& scheduler,
   auto r = range_request(request, scheduler);
   if (!r) return error_of(r.error());
   if (query_param(request, "time") != nullptr && !*dry_run) {  // the §6 form (SPEC §16)
-    auto state = action == RangeAction::kRerun
-                     ? scheduler.rerun(r->workflow, r->start, now, by)
-                     : scheduler.kill(r->workflow, r->start, now, by);
+    auto state = action == RangeAction::kRerun ? scheduler.rerun(r->workflow, r->start, now, by)
+                                               : scheduler.kill(r->workflow, r->start, now, by);
     if (!state) return error_of(state.error());
     return slot_response(*state);
   }
@@ -144,13 +141,13 @@ HttpServerResponse slot_history_response(Scheduler& scheduler, const HttpServerR
   if (!history) return error_of(history.error());
   json::array out;
   for (const SlotHistoryEntry& e : *history) {
-    json::object o{{"at", format_time(e.at)},
-                   {"from", status_or_null(e.from)},
-                   {"to", to_string(e.to.status)},
-                   {"externalID", e.to.external_id ? json::value(*e.to.external_id)
-                                                   : json::value(nullptr)},
-                   {"retryCount", e.to.retry_count},
-                   {"by", e.by}};
+    json::object o{
+        {"at", format_time(e.at)},
+        {"from", status_or_null(e.from)},
+        {"to", to_string(e.to.status)},
+        {"externalID", e.to.external_id ? json::value(*e.to.external_id) : json::value(nullptr)},
+        {"retryCount", e.to.retry_count},
+        {"by", e.by}};
     if (e.to.message) o["message"] = *e.to.message;
     if (e.to.retry_at) o["retryAt"] = format_time(*e.to.retry_at);
     out.push_back(std::move(o));
@@ -165,8 +162,7 @@ Result<std::size_t> tail_param(const HttpServerRequest& request) {
   if (text == nullptr) return kDefaultLogTail;
   std::size_t value = 0;
   const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (ec != std::errc() || end != text->data() + text->size() || value < 1 ||
-      value > kMaxLogTail) {
+  if (ec != std::errc() || end != text->data() + text->size() || value < 1 || value > kMaxLogTail) {
     return fail(fmt::format("parameter tail: must be a number of bytes from 1 to {}, not \"{}\"",
                             kMaxLogTail, *text),
                 ErrorCode::kInvalid);
@@ -183,7 +179,8 @@ HttpServerResponse slot_log_response(Scheduler& scheduler, const std::string& jo
   const std::string* stream = query_param(request, "stream");
   const std::string stream_name = stream ? *stream : "stdout";
   if (stream_name != "stdout" && stream_name != "stderr") {
-    return json_error(400, "parameter stream: must be stdout or stderr, not \"" + stream_name + "\"");
+    return json_error(400,
+                      "parameter stream: must be stdout or stderr, not \"" + stream_name + "\"");
   }
   auto tail = tail_param(request);
   if (!tail) return error_of(tail.error());
@@ -221,7 +218,9 @@ namespace {
 
 RouteParam query(std::string name, std::string description, bool required = false,
                  std::string format = {}) {
-  return {.name = std::move(name), .format = std::move(format), .required = required,
+  return {.name = std::move(name),
+          .format = std::move(format),
+          .required = required,
           .description = std::move(description)};
 }
 
@@ -231,7 +230,9 @@ std::vector<RouteParam> range_params() {
           query("start", "the range's start (inclusive)", false, "date-time"),
           query("end", "the range's end (exclusive)", false, "date-time"),
           query("status", "only slots in these statuses, e.g. FAILURE,WAIT_TIMEOUT"),
-          {.name = "dryRun", .type = "boolean", .description = "true: change nothing, say what would change"}};
+          {.name = "dryRun",
+           .type = "boolean",
+           .description = "true: change nothing, say what would change"}};
 }
 
 constexpr const char* kRangeSchema =
@@ -246,36 +247,51 @@ constexpr const char* kRangeSchema =
 void register_operator_routes(RouteTable& table, const Api& api) {
   auto range = [&api](RangeAction action) {
     return [&api, action](const HttpServerRequest& r) {
-      return range_operation(action, api.scheduler(), r, api.now(),
-                             request_actor(r, r.token_name));
+      return range_operation(action, api.scheduler(), r, api.now(), request_actor(r, r.token_name));
     };
   };
-  table.add({.method = "POST", .path = "/rerun", .role = Role::kOperator, .mutates = true,
+  table.add({.method = "POST",
+             .path = "/rerun",
+             .role = Role::kOperator,
+             .mutates = true,
              .mount = Mount::kV1,
              .summary = "Rerun a slot, or the slots of a range (start/end, status, dryRun)",
-             .params = range_params(), .response_schema = kRangeSchema,
+             .params = range_params(),
+             .response_schema = kRangeSchema,
              .handler = range(RangeAction::kRerun)});
-  table.add({.method = "POST", .path = "/kill", .role = Role::kOperator, .mutates = true,
+  table.add({.method = "POST",
+             .path = "/kill",
+             .role = Role::kOperator,
+             .mutates = true,
              .mount = Mount::kV1,
              .summary = "Kill a slot, or the slots of a range (start/end, status, dryRun)",
-             .params = range_params(), .response_schema = kRangeSchema,
+             .params = range_params(),
+             .response_schema = kRangeSchema,
              .handler = range(RangeAction::kKill)});
   const std::vector<RouteParam> slot = {query("id", "the workflow's id", true),
                                         query("time", "the slot's time", true, "date-time")};
-  table.add({.method = "GET", .path = "/slot-history", .mount = Mount::kV1,
-             .summary = "Every state change of a slot, oldest first", .params = slot,
+  table.add({.method = "GET",
+             .path = "/slot-history",
+             .mount = Mount::kV1,
+             .summary = "Every state change of a slot, oldest first",
+             .params = slot,
              .response_schema = R"({"type":"array","items":{"type":"object"}})",
              .handler = [&api](const HttpServerRequest& r) {
                return slot_history_response(api.scheduler(), r);
              }});
   auto log_params = slot;
-  log_params.push_back({.name = "stream", .description = "stdout (default) or stderr",
+  log_params.push_back({.name = "stream",
+                        .description = "stdout (default) or stderr",
                         .enum_values = {"stdout", "stderr"}});
-  log_params.push_back({.name = "tail", .type = "integer",
+  log_params.push_back({.name = "tail",
+                        .type = "integer",
                         .description = "bytes from the end, 1 to 16 MiB (default 65536)"});
-  table.add({.method = "GET", .path = "/slot-log", .mount = Mount::kV1,
+  table.add({.method = "GET",
+             .path = "/slot-log",
+             .mount = Mount::kV1,
              .summary = "The output of the slot's latest command or Slurm job (text)",
-             .params = log_params, .response_schema = R"({"type":"string"})",
+             .params = log_params,
+             .response_schema = R"({"type":"string"})",
              .content_type = "text/plain; charset=utf-8",
              .handler = [&api](const HttpServerRequest& r) {
                return slot_log_response(api.scheduler(), api.options().jobs_dir, r);

@@ -35,18 +35,17 @@ TEST_CASE("POST /api/v1/rerun with start and end answers the range, dry run or r
   w.store("2015-09-13T11:00Z", SlotStatus::kRunning, "job-1");
   const std::string range = "/api/v1/rerun?id=wf&start=2015-09-13T09:00Z&end=2015-09-13T13:00Z";
   auto dry = w.call_json("POST", range + "&dryRun=true");
-  CHECK(json::serialize(dry) ==
-        R"({"dryRun":true,"slots":[{"time":"2015-09-13T10:00:00.000Z","from":"FAILURE","to":"WAITING"},)"
-        R"({"time":"2015-09-13T12:00:00.000Z","from":null,"to":"WAITING"}],)"
-        R"("skipped":[{"time":"2015-09-13T11:00:00.000Z","status":"RUNNING",)"
-        R"("reason":"cannot rerun slot wf@2015-09-13T11:00:00.000Z: it is RUNNING"}]})");
-  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status ==
-        SlotStatus::kFailure);
+  CHECK(
+      json::serialize(dry) ==
+      R"({"dryRun":true,"slots":[{"time":"2015-09-13T10:00:00.000Z","from":"FAILURE","to":"WAITING"},)"
+      R"({"time":"2015-09-13T12:00:00.000Z","from":null,"to":"WAITING"}],)"
+      R"("skipped":[{"time":"2015-09-13T11:00:00.000Z","status":"RUNNING",)"
+      R"("reason":"cannot rerun slot wf@2015-09-13T11:00:00.000Z: it is RUNNING"}]})");
+  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status == SlotStatus::kFailure);
   auto real = w.call_json("POST", range + "&status=FAILURE");
   CHECK(real.at("dryRun") == false);
   CHECK(real.at("slots").as_array().size() == 1);
-  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status ==
-        SlotStatus::kWaiting);
+  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status == SlotStatus::kWaiting);
   auto history = w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:00Z");
   CHECK(json::serialize(history) ==
         R"([{"at":"2015-09-13T13:30:00.000Z","from":"FAILURE","to":"WAITING","externalID":null,)"
@@ -65,8 +64,7 @@ TEST_CASE("range requests with bad parameters are 400 and change nothing") {
   w.call_json("POST", base + "&start=2015-09-13T09:00Z&end=2015-09-14T09:00Z&dryRun=yes", 400);
   w.call_json("POST", base + "&start=2015-09-13T09:00Z&end=2017-09-14T09:00Z", 400);
   w.call_json("POST", "/api/v1/kill?id=nope&start=2015-09-13T09:00Z&end=2015-09-14T09:00Z", 404);
-  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status ==
-        SlotStatus::kFailure);
+  CHECK(w.db->get_slot({"wf", make_time(2015, 9, 13, 10)}).value()->status == SlotStatus::kFailure);
   CHECK(w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:00Z").as_array().empty());
   w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:30Z", 404);
 }

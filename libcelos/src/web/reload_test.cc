@@ -1,9 +1,10 @@
-#include <catch2/catch.hpp>
+#include "celos/reload.h"
+
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "celos/reload.h"
+#include <catch2/catch.hpp>
 
 using namespace celos;
 

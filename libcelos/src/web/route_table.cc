@@ -45,19 +45,26 @@ bool matches(const std::vector<std::string>& pattern, const std::vector<std::str
 
 std::string_view to_string(Role role) {
   switch (role) {
-    case Role::kPublic: return "public";
-    case Role::kViewer: return "viewer";
-    case Role::kOperator: return "operator";
-    case Role::kAdmin: return "admin";
+    case Role::kPublic:
+      return "public";
+    case Role::kViewer:
+      return "viewer";
+    case Role::kOperator:
+      return "operator";
+    case Role::kAdmin:
+      return "admin";
   }
   return "admin";
 }
 
 std::vector<std::string> served_paths(const Route& route) {
   switch (route.mount) {
-    case Mount::kLegacyAndV1: return {route.path, std::string(kApiPrefix) + route.path};
-    case Mount::kV1: return {std::string(kApiPrefix) + route.path};
-    case Mount::kRoot: return {route.path};
+    case Mount::kLegacyAndV1:
+      return {route.path, std::string(kApiPrefix) + route.path};
+    case Mount::kV1:
+      return {std::string(kApiPrefix) + route.path};
+    case Mount::kRoot:
+      return {route.path};
   }
   return {};
 }

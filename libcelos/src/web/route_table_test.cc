@@ -18,11 +18,13 @@ RouteHandler answer(std::string body) {
 
 TEST_CASE("A legacy route is served at its own path and under /api/v1/, a new one only there") {
   RouteTable table;
-  table.add({.method = "GET", .path = "/workflow-list", .mount = Mount::kLegacyAndV1,
+  table.add({.method = "GET",
+             .path = "/workflow-list",
+             .mount = Mount::kLegacyAndV1,
              .handler = answer("list")});
   table.add({.method = "GET", .path = "/maintenance", .handler = answer("get")});
-  table.add({.method = "GET", .path = "/health/live", .mount = Mount::kRoot,
-             .handler = answer("live")});
+  table.add(
+      {.method = "GET", .path = "/health/live", .mount = Mount::kRoot, .handler = answer("live")});
   CHECK(table.match("GET", "/workflow-list").route != nullptr);
   CHECK(table.match("GET", "/api/v1/workflow-list/").route != nullptr);
   CHECK(table.match("GET", "/api/v1/maintenance").route != nullptr);
@@ -55,8 +57,8 @@ TEST_CASE("Path parameters match one whole segment and reach the match") {
 
 TEST_CASE("Registering a method and path twice is a programming error") {
   RouteTable table;
-  table.add({.method = "GET", .path = "/version", .mount = Mount::kLegacyAndV1,
-             .handler = answer("v")});
+  table.add(
+      {.method = "GET", .path = "/version", .mount = Mount::kLegacyAndV1, .handler = answer("v")});
   CHECK_THROWS_AS(table.add({.method = "GET", .path = "/version", .handler = answer("v")}),
                   std::logic_error);
   CHECK_THROWS_AS(table.add({.method = "GET", .path = "no-slash", .handler = answer("v")}),

@@ -1,10 +1,10 @@
 // celos-server's command line (SPEC §8). See celos/server_options.h.
-#include <fmt/format.h>
-
-#include <boost/program_options.hpp>
 #include <filesystem>
 #include <sstream>
 #include <system_error>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
 
 #include "celos/host_check.h"
 #include "celos/server_options.h"
@@ -29,57 +29,54 @@ constexpr const char* kUsage =
 po::options_description describe_server_options() {
   const ServerOptions d;
   po::options_description options("celos-server options");
-  options.add_options()
-      ("help", "print this help and exit")
-      ("version", "print the version and exit")
-      ("port", po::value<int>(), "HTTP port (required; 0 = any free port)")
-      ("host", po::value<std::string>()->default_value(d.host), "address to listen on")
-      ("workflows", po::value<std::string>()->default_value(d.workflows_dir), "workflows directory")
-      ("defaults", po::value<std::string>()->default_value(d.defaults_dir), "defaults directory")
-      ("logs", po::value<std::string>()->default_value(d.logs_dir),
-       "logs directory (created if missing)")
-      ("db", po::value<std::string>()->default_value(d.db_dir),
-       "state database directory (must exist unless --create-db)")
-      ("create-db", "create a missing --db directory (first installs)")
-      ("jobs-dir", po::value<std::string>(),
-       "directory of the command and Slurm job directories (default <db>/jobs; in a cluster, "
-       "storage every node mounts)")
-      ("autoSchedule", po::value<int>(), "seconds between automatic scheduler steps")
-      ("io-concurrency", po::value<std::string>(),
-       "external calls of a step in flight at once, 1-1024 (default 32; 1 = one at a time)")
-      ("io-timeout", po::value<std::string>(),
-       "seconds each external call may take (default 30)")
-      ("hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
-       "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")
-      ("allowed-hosts", po::value<std::string>(),
-       "host names clients may use (Host header), comma-separated; * = any "
-       "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")
-      ("auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")
-      ("auth-reads", "reads need a viewer token too (needs --auth-tokens)")
-      ("notify-webhook", po::value<std::vector<std::string>>()->composing(),
-       "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")
-      ("allow-loopback-webhooks",
-       "let webhooks call loopback addresses and this server (refused by default)")
-      ("audit-keep-days", po::value<int>()->default_value(d.audit_keep_days),
-       "days of audit trail kept (rolled audit.log files, rows of the PostgreSQL table), 1-36500")
-      ("slurm-bin", po::value<std::string>(),
-       "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
-       "default: found in PATH")
-      ("state-db", po::value<std::string>(),
-       "state database: file:DIR (default: file:<db>) or postgresql://… (then --db only places "
-       "the jobs directory)")
-      ("import-db", po::value<std::string>(),
-       "copy the file database DIR into --state-db (PostgreSQL) and exit")
-      ("force", "with --import-db: empty a non-empty target first")
-      ("node-id", po::value<std::string>(), "cluster node id (default <hostname>:<port>)")
-      ("advertise-url", po::value<std::string>(),
-       "URL other nodes reach this one at (default http://<host>:<port>)")
-      ("lease-seconds", po::value<int>()->default_value(d.lease_seconds),
-       "cluster leader lease duration")
-      ("cluster-name", po::value<std::string>()->default_value(d.cluster_name),
-       "cluster name (nodes with one --state-db and name form a cluster)")
-      ("history-retention-days", po::value<std::string>(),
-       "days of slot history kept (default 30; 0 = forever); the leader prunes once an hour");
+  options.add_options()("help", "print this help and exit")(
+      "version", "print the version and exit")("port", po::value<int>(),
+                                               "HTTP port (required; 0 = any free port)")(
+      "host", po::value<std::string>()->default_value(d.host), "address to listen on")(
+      "workflows", po::value<std::string>()->default_value(d.workflows_dir), "workflows directory")(
+      "defaults", po::value<std::string>()->default_value(d.defaults_dir), "defaults directory")(
+      "logs", po::value<std::string>()->default_value(d.logs_dir),
+      "logs directory (created if missing)")(
+      "db", po::value<std::string>()->default_value(d.db_dir),
+      "state database directory (must exist unless --create-db)")(
+      "create-db", "create a missing --db directory (first installs)")(
+      "jobs-dir", po::value<std::string>(),
+      "directory of the command and Slurm job directories (default <db>/jobs; in a cluster, "
+      "storage every node mounts)")("autoSchedule", po::value<int>(),
+                                    "seconds between automatic scheduler steps")(
+      "io-concurrency", po::value<std::string>(),
+      "external calls of a step in flight at once, 1-1024 (default 32; 1 = one at a time)")(
+      "io-timeout", po::value<std::string>(), "seconds each external call may take (default 30)")(
+      "hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
+      "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")(
+      "allowed-hosts", po::value<std::string>(),
+      "host names clients may use (Host header), comma-separated; * = any "
+      "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")(
+      "auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")(
+      "auth-reads", "reads need a viewer token too (needs --auth-tokens)")(
+      "notify-webhook", po::value<std::vector<std::string>>()->composing(),
+      "POST FAILURE and WAIT_TIMEOUT of every workflow to this http(s) URL (repeatable)")(
+      "allow-loopback-webhooks",
+      "let webhooks call loopback addresses and this server (refused by default)")(
+      "audit-keep-days", po::value<int>()->default_value(d.audit_keep_days),
+      "days of audit trail kept (rolled audit.log files, rows of the PostgreSQL table), 1-36500")(
+      "slurm-bin", po::value<std::string>(),
+      "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
+      "default: found in PATH")(
+      "state-db", po::value<std::string>(),
+      "state database: file:DIR (default: file:<db>) or postgresql://… (then --db only places "
+      "the jobs directory)")("import-db", po::value<std::string>(),
+                             "copy the file database DIR into --state-db (PostgreSQL) and exit")(
+      "force", "with --import-db: empty a non-empty target first")(
+      "node-id", po::value<std::string>(), "cluster node id (default <hostname>:<port>)")(
+      "advertise-url", po::value<std::string>(),
+      "URL other nodes reach this one at (default http://<host>:<port>)")(
+      "lease-seconds", po::value<int>()->default_value(d.lease_seconds),
+      "cluster leader lease duration")(
+      "cluster-name", po::value<std::string>()->default_value(d.cluster_name),
+      "cluster name (nodes with one --state-db and name form a cluster)")(
+      "history-retention-days", po::value<std::string>(),
+      "days of slot history kept (default 30; 0 = forever); the leader prunes once an hour");
   return options;
 }
 
@@ -101,9 +98,9 @@ Result<void> read_io_options(const po::variables_map& vm, ServerOptions& options
       used = 0;
     }
     if (used == 0 || used != text.size() || value < 1 || value > 1024) {
-      return fail(fmt::format("--io-concurrency must be a whole number from 1 to 1024, not \"{}\"",
-                              text),
-                  ErrorCode::kInvalid);
+      return fail(
+          fmt::format("--io-concurrency must be a whole number from 1 to 1024, not \"{}\"", text),
+          ErrorCode::kInvalid);
     }
     options.io_concurrency = value;
   }
@@ -117,9 +114,9 @@ Result<void> read_io_options(const po::variables_map& vm, ServerOptions& options
       used = 0;
     }
     if (used == 0 || used != text.size() || !(value > 0) || value > 86400) {
-      return fail(fmt::format("--io-timeout must be a positive number of seconds, not \"{}\"",
-                              text),
-                  ErrorCode::kInvalid);
+      return fail(
+          fmt::format("--io-timeout must be a positive number of seconds, not \"{}\"", text),
+          ErrorCode::kInvalid);
     }
     options.io_timeout_seconds = value;
   }
@@ -174,7 +171,8 @@ Result<void> read_cluster(const po::variables_map& vm, ServerOptions& options) {
     return fail("--lease-seconds must be between 2 and 3600", ErrorCode::kInvalid);
   }
   options.cluster_name = vm["cluster-name"].as<std::string>();
-  if (options.cluster_name.empty()) return fail("--cluster-name must not be empty", ErrorCode::kInvalid);
+  if (options.cluster_name.empty())
+    return fail("--cluster-name must not be empty", ErrorCode::kInvalid);
   return {};
 }
 
@@ -198,10 +196,11 @@ Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
 }
 
 Result<void> read_directories(const po::variables_map& vm, ServerOptions& options) {
-  const std::pair<const char*, std::string*> dirs[] = {
-      {"workflows", &options.workflows_dir}, {"defaults", &options.defaults_dir},
-      {"logs", &options.logs_dir},           {"db", &options.db_dir},
-      {"hadoop-conf", &options.hadoop_conf_dir}};
+  const std::pair<const char*, std::string*> dirs[] = {{"workflows", &options.workflows_dir},
+                                                       {"defaults", &options.defaults_dir},
+                                                       {"logs", &options.logs_dir},
+                                                       {"db", &options.db_dir},
+                                                       {"hadoop-conf", &options.hadoop_conf_dir}};
   for (const auto& [name, target] : dirs) {
     auto dir = directory_option(vm, name);
     if (!dir) return tl::unexpected(dir.error());
@@ -224,7 +223,8 @@ Result<void> read_directories(const po::variables_map& vm, ServerOptions& option
 Result<void> read_api_options(const po::variables_map& vm, ServerOptions& options) {
   if (vm.count("allowed-hosts")) {
     options.allowed_hosts = vm["allowed-hosts"].as<std::string>();
-    if (auto ok = parse_allowed_hosts(options.allowed_hosts); !ok) return tl::unexpected(ok.error());
+    if (auto ok = parse_allowed_hosts(options.allowed_hosts); !ok)
+      return tl::unexpected(ok.error());
   }
   if (vm.count("auth-tokens")) {
     const auto& file = vm["auth-tokens"].as<std::string>();
@@ -253,9 +253,9 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   if (vm.count("notify-webhook")) {
     for (const std::string& url : vm["notify-webhook"].as<std::vector<std::string>>()) {
       if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
-        return fail(fmt::format("--notify-webhook must be an http:// or https:// URL, not \"{}\"",
-                                url),
-                    ErrorCode::kInvalid);
+        return fail(
+            fmt::format("--notify-webhook must be an http:// or https:// URL, not \"{}\"", url),
+            ErrorCode::kInvalid);
       }
       options.notify_webhooks.push_back(url);
     }
@@ -334,7 +334,8 @@ Result<void> prepare_server_directories(const ServerOptions& options) {
     if (auto ok = require_dir("Hadoop configuration", options.hadoop_conf_dir); !ok) return ok;
   }
   if (!options.slurm_bin_dir.empty()) {
-    if (auto ok = require_dir("Slurm commands (--slurm-bin)", options.slurm_bin_dir); !ok) return ok;
+    if (auto ok = require_dir("Slurm commands (--slurm-bin)", options.slurm_bin_dir); !ok)
+      return ok;
   }
   if (options.create_db) {
     if (auto ok = ensure_dir("db", options.db_dir, true); !ok) return ok;

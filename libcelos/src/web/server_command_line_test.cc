@@ -1,9 +1,10 @@
-#include <catch2/catch.hpp>
-#include <stdlib.h>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
+#include <stdlib.h>
 
 #include "celos/server_options.h"
 
@@ -54,9 +55,9 @@ TEST_CASE("server options: defaults are SPEC §8's") {
 }
 
 TEST_CASE("server options: every value is read") {
-  auto result = parse({"--port=8080", "--host", "0.0.0.0", "--workflows", "/w", "--defaults",
-                       "/d/", "--logs", "/l", "--db", "/db", "--create-db", "--autoSchedule",
-                       "60", "--hadoop-conf", "/h"});
+  auto result =
+      parse({"--port=8080", "--host", "0.0.0.0", "--workflows", "/w", "--defaults", "/d/", "--logs",
+             "/l", "--db", "/db", "--create-db", "--autoSchedule", "60", "--hadoop-conf", "/h"});
   REQUIRE(result);
   const ServerOptions& o = *result->options;
   CHECK(o.port == 8080);
@@ -72,8 +73,8 @@ TEST_CASE("server options: every value is read") {
 }
 
 TEST_CASE("server options: relative directories become absolute against the current one") {
-  auto result = parse({"--port", "1", "--db", "state/db", "--logs", "./logs", "--workflows",
-                       "../w"});
+  auto result =
+      parse({"--port", "1", "--db", "state/db", "--logs", "./logs", "--workflows", "../w"});
   REQUIRE(result);
   const fs::path cwd = fs::current_path();
   CHECK(result->options->db_dir == (cwd / "state/db").lexically_normal().string());
@@ -98,8 +99,7 @@ TEST_CASE("server options: bad command lines are one line naming the flag") {
   CHECK_THAT(error_of({"--port", "70000"}), Catch::Contains("--port"));
   CHECK_THAT(error_of({"--port", "-1"}), Catch::Contains("--port"));
   CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "0"}), Catch::Contains("--autoSchedule"));
-  CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "often"}),
-             Catch::Contains("autoSchedule"));
+  CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "often"}), Catch::Contains("autoSchedule"));
   CHECK_THAT(error_of({"--port", "1", "--db", ""}), Catch::Contains("--db"));
   CHECK_THAT(error_of({"--port", "1", "--frobnicate"}), Catch::Contains("frobnicate"));
 }
@@ -164,8 +164,8 @@ TEST_CASE("server options: --slurm-bin names an existing directory") {
 
 }  // namespace
 TEST_CASE("server options: --notify-webhook is repeatable and must be an http(s) URL") {
-  auto result = parse({"--port", "1", "--notify-webhook", "http://a/hook", "--notify-webhook",
-                       "https://b/hook"});
+  auto result = parse(
+      {"--port", "1", "--notify-webhook", "http://a/hook", "--notify-webhook", "https://b/hook"});
   REQUIRE(result);
   CHECK(result->options->notify_webhooks ==
         std::vector<std::string>{"http://a/hook", "https://b/hook"});
@@ -212,8 +212,8 @@ TEST_CASE("server options: state database and cluster flags") {
   CHECK(defaults->options->lease_seconds == 10);
   CHECK(defaults->options->cluster_name == "celos");
   auto pg = parse({"--port", "0", "--state-db", "postgresql://h/celos", "--node-id", "n1",
-                   "--advertise-url", "http://n1:8080", "--lease-seconds", "5",
-                   "--cluster-name", "prod"});
+                   "--advertise-url", "http://n1:8080", "--lease-seconds", "5", "--cluster-name",
+                   "prod"});
   REQUIRE(pg);
   CHECK(pg->options->uses_postgres());
   CHECK(pg->options->state_db_uri() == "postgresql://h/celos");
@@ -230,8 +230,10 @@ TEST_CASE("server options: --import-db needs no --port but a PostgreSQL --state-
   CHECK(import->options->force);
   CHECK(error_of({"--import-db", "/var/db"}).find("--state-db") != std::string::npos);
   CHECK(error_of({"--port", "0", "--force"}).find("--force") != std::string::npos);
-  CHECK(error_of({"--port", "0", "--lease-seconds", "1"}).find("--lease-seconds") != std::string::npos);
-  CHECK(error_of({"--port", "0", "--advertise-url", "n1:80"}).find("--advertise-url") != std::string::npos);
+  CHECK(error_of({"--port", "0", "--lease-seconds", "1"}).find("--lease-seconds") !=
+        std::string::npos);
+  CHECK(error_of({"--port", "0", "--advertise-url", "n1:80"}).find("--advertise-url") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -62,12 +62,12 @@ struct World : celos::testing::ApiWorld {
                          gate.wait();
                          return HttpServerResponse{};
                        }});
-    api->routes().add({.method = "POST", .path = "/slow", .mutates = true,
-                       .handler = [this](const auto&) {
-                         ++mutations;
-                         gate.wait();
-                         return HttpServerResponse{};
-                       }});
+    api->routes().add(
+        {.method = "POST", .path = "/slow", .mutates = true, .handler = [this](const auto&) {
+           ++mutations;
+           gate.wait();
+           return HttpServerResponse{};
+         }});
   }
   ~World() override { api.reset(); }  // it points at audit, which goes first
 };
@@ -176,8 +176,7 @@ TEST_CASE("A mutation still waiting for the worker at its deadline is answered 5
   World w;
   SerialWorker worker;
   DeadlineTimer timer;
-  auto handler =
-      make_api_http_handler(*w.api, worker, {.timer = &timer, .mutation_wait = 50ms});
+  auto handler = make_api_http_handler(*w.api, worker, {.timer = &timer, .mutation_wait = 50ms});
   auto running = call(handler, request_of("POST", "/api/v1/slow"));
   auto waiting = call(handler, request_of("POST", "/api/v1/slow"));
   REQUIRE(waiting.wait_for(30s) == std::future_status::ready);
@@ -237,8 +236,8 @@ TEST_CASE("Forwarding: never to itself, only with the cluster's secret, forged o
     peer_audited = r.audited_by_peer;
     respond(HttpServerResponse{});
   };
-  auto handler = make_cluster_http_handler(inner, *w.api, cluster, client,
-                                           {.retry_after_seconds = 3});
+  auto handler =
+      make_cluster_http_handler(inner, *w.api, cluster, client, {.retry_after_seconds = 3});
   auto post = [&](std::map<std::string, std::string> headers = {}) {
     auto request = request_of("POST", "/api/v1/slow");
     request.headers = std::move(headers);
@@ -261,8 +260,8 @@ TEST_CASE("Forwarding: never to itself, only with the cluster's secret, forged o
     REQUIRE(client->sent.size() == 1);
     CHECK(client->sent[0].url == "http://boss:1/api/v1/slow");
     const auto& h = client->sent[0].headers;
-    CHECK(std::count(h.begin(), h.end(), std::pair<std::string, std::string>{
-                                             "X-Celos-Cluster-Secret", "s3cret"}) == 1);
+    CHECK(std::count(h.begin(), h.end(),
+                     std::pair<std::string, std::string>{"X-Celos-Cluster-Secret", "s3cret"}) == 1);
     CHECK(std::count(h.begin(), h.end(),
                      std::pair<std::string, std::string>{"X-Celos-Forwarded", "me"}) == 1);
   }

@@ -1,16 +1,15 @@
 // Reading a command job's directory (command_job.h).
 #include "command_job.h"
 
-#include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace celos::command_job {
 namespace {
@@ -33,7 +32,7 @@ std::optional<ExternalStatus> read_exit(const std::string& dir) {
 
 // Seconds since the heartbeat file was last written (by the file system's clock), if any.
 std::optional<long long> heartbeat_age(const std::string& dir) {
-  struct stat info{};
+  struct stat info {};
   if (::stat((dir + "/heartbeat").c_str(), &info) != 0) return std::nullopt;
   return static_cast<long long>(::time(nullptr)) - static_cast<long long>(info.st_mtime);
 }
@@ -67,9 +66,9 @@ ExternalStatus started_status(const std::string& dir, const StartedRecord& start
   if (started.host == here.host && started.boot == here.boot) {
     if (inspect_process(started.pid).alive) return ExternalStatus::kRunning;
     if (auto exit = read_exit(dir)) return *exit;  // it may have ended between the checks
-    return ExternalStatus(JobState::kFailure,
-                          fmt::format("the job's process {} ended without an exit status",
-                                      started.pid));
+    return ExternalStatus(
+        JobState::kFailure,
+        fmt::format("the job's process {} ended without an exit status", started.pid));
   }
   const auto age = heartbeat_age(dir);
   if (age && *age < heartbeat_timeout.count()) return ExternalStatus::kRunning;
@@ -85,7 +84,9 @@ ExternalStatus started_status(const std::string& dir, const StartedRecord& start
 
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)), ErrorCode::kNotFound);
+  if (!in)
+    return fail(fmt::format("cannot read {}: {}", path, std::strerror(errno)),
+                ErrorCode::kNotFound);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

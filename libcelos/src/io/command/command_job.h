@@ -15,11 +15,11 @@
 //   start-error    why start() could not launch the job (cannot enter cwd): a failure
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <optional>
 #include <string>
+
+#include <sys/types.h>
 
 #include "celos/error.h"
 #include "celos/external_service.h"

@@ -1,15 +1,16 @@
 // The command service across crashes (SPEC §16): started records, heartbeats, exactly-once
 // starts and kill requests. Real processes (/bin/sh, sleep).
-#include <sys/stat.h>
-#include <utime.h>
+#include "command_job.h"
 
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <utime.h>
+
 #include "celos/command_service.h"
-#include "command_job.h"
 #include "testing/temp_dir.h"
 
 namespace celos {
@@ -72,14 +73,17 @@ std::string foreign_job(const TempDir& db, ExternalService& service) {
 
 void age(const std::string& path, int seconds) {
   const auto then = ::time(nullptr) - seconds;
-  struct utimbuf times{then, then};
+  struct utimbuf times {
+    then, then
+  };
   REQUIRE(::utime(path.c_str(), &times) == 0);
 }
 
 TEST_CASE("the wrapper records itself before the command runs: host, boot id, pid") {
   TempDir db;
   // The command also waits for the wrapper's first heartbeat (the test's bound catches none).
-  auto service = service_for(db, "cat started > seen; while [ ! -e heartbeat ]; do sleep 0.01; done");
+  auto service =
+      service_for(db, "cat started > seen; while [ ! -e heartbeat ]; do sleep 0.01; done");
   auto id = service->submit(kSlot);
   REQUIRE(id);
   REQUIRE(service->start(kSlot, *id));

@@ -6,13 +6,6 @@
 // records the exit status itself because the server is not the job's parent.
 #include "celos/command_service.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -24,7 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "celos/dataset.h"
 #include "celos/time.h"
@@ -59,7 +58,8 @@ constexpr const char* kWrapper =
     "  while :; do\n"
     "    n=$((n+1)); printf '%s\\n' \"$n\" > \"$d/heartbeat\"\n"
     "    if [ -e \"$d/kill-request\" ]; then\n"
-    "      [ -e \"$d/exit\" ] || { printf '143\\n' > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"; }\n"
+    "      [ -e \"$d/exit\" ] || { printf '143\\n' > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" "
+    "\"$d/exit\"; }\n"
     "      trap '' TERM; kill -TERM 0; sleep 2; kill -KILL 0\n"
     "    fi\n"
     "    sleep \"$5\" & s=$!; wait $s\n"
@@ -176,7 +176,8 @@ class FdCloser {
 class CommandService : public ExternalService {
  public:
   explicit CommandService(CommandServiceOptions options) : options_(std::move(options)) {
-    if (options_.jobs_dir.empty() && !options_.db_dir.empty()) options_.jobs_dir = options_.db_dir + "/jobs";
+    if (options_.jobs_dir.empty() && !options_.db_dir.empty())
+      options_.jobs_dir = options_.db_dir + "/jobs";
   }
 
   Result<std::string> submit(const SlotId& slot) override { return submit_with(slot, {}); }
@@ -224,7 +225,8 @@ class CommandService : public ExternalService {
   }
 
   Result<ExternalStatus> status(const SlotId& slot, const std::string& external_id) override {
-    if (auto valid = validate_external_id(external_id); !valid) return tl::unexpected(valid.error());
+    if (auto valid = validate_external_id(external_id); !valid)
+      return tl::unexpected(valid.error());
     const std::string dir = command_job_dir_in(options_.jobs_dir, slot, external_id);
     std::error_code error;
     if (!fs::is_directory(dir, error)) return command_job::unseen_job_status(dir, external_id);
@@ -324,7 +326,14 @@ class CommandService : public ExternalService {
     envp.push_back(nullptr);
     const auto& machine = command_job::this_machine();
     std::vector<std::string> args = {
-        "sh", "-c", kWrapper, "celos-job", command, dir, machine.host, machine.boot,
+        "sh",
+        "-c",
+        kWrapper,
+        "celos-job",
+        command,
+        dir,
+        machine.host,
+        machine.boot,
         std::to_string(std::max<long long>(1, options_.heartbeat_interval.count()))};
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
@@ -339,14 +348,15 @@ class CommandService : public ExternalService {
     int pipe_fds[2] = {-1, -1};
     FdCloser closer({&null_fd, &out_fd, &err_fd, &pipe_fds[0], &pipe_fds[1]});
     if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
-      return fail(fmt::format("cannot open the output files of job {}: {}", dir,
-                              errno_text(errno)));
+      return fail(
+          fmt::format("cannot open the output files of job {}: {}", dir, errno_text(errno)));
     }
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
       return fail(fmt::format("cannot start job {}: pipe: {}", dir, errno_text(errno)));
     }
     const pid_t child = ::fork();
-    if (child < 0) return fail(fmt::format("cannot start job {}: fork: {}", dir, errno_text(errno)));
+    if (child < 0)
+      return fail(fmt::format("cannot start job {}: fork: {}", dir, errno_text(errno)));
     if (child == 0) {
       // The intermediate process: its only job is to let the grandchild be adopted by init.
       const pid_t job = ::fork();
@@ -375,7 +385,8 @@ class CommandService : public ExternalService {
       if (n != static_cast<ssize_t>(sizeof message)) break;
       if (message.tag == 'P' && message.value > 0) job = message.value;
       if (message.tag == 'P' && message.value < 0) problem = "fork: " + errno_text(-message.value);
-      if (message.tag == 'C') problem = fmt::format("cannot enter {}: {}", cwd, errno_text(message.value));
+      if (message.tag == 'C')
+        problem = fmt::format("cannot enter {}: {}", cwd, errno_text(message.value));
       if (message.tag == 'E') problem = "exec /bin/sh: " + errno_text(message.value);
       permanent = permanent || message.tag == 'C' || message.tag == 'E';
     }

@@ -1,16 +1,16 @@
 // The local command service runs real processes here: /bin/sh, echo, sleep.
 #include "celos/command_service.h"
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <catch2/catch.hpp>
-#include <fmt/format.h>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "testing/temp_dir.h"
 
@@ -105,8 +105,9 @@ TEST_CASE("time variables are replaced in the command, the env values and the cw
   TempDir db;
   TempDir work;
   std::filesystem::create_directories(work / "2015-09");
-  auto service = service_for(db, "echo ${year}/${month}/${day}T${hour}:${minute}:${second} $OUT > out",
-                             {{"OUT", "day ${day}"}}, work.path() + "/${year}-${month}");
+  auto service =
+      service_for(db, "echo ${year}/${month}/${day}T${hour}:${minute}:${second} $OUT > out",
+                  {{"OUT", "day ${day}"}}, work.path() + "/${year}-${month}");
   const std::string id = run(*service);
   REQUIRE(wait_for_end(*service, id) == ExternalStatus::kSuccess);
   CHECK(read_text_file(work / "2015-09/out") == "2015/09/13T13:00:00 day 13\n");
@@ -276,9 +277,10 @@ SubmitContext many_inputs(std::size_t count) {
 
 TEST_CASE("a job with 10,000 input paths starts and reads them from its input list file") {
   TempDir db;
-  auto service = service_for(
-      db, "printf '%s\\n' \"$CELOS_INPUT_CLICKS\" \"${inputs.clicks}\" > vars; "
-          "wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; cp ${inputs.clicks.file} copy");
+  auto service =
+      service_for(db,
+                  "printf '%s\\n' \"$CELOS_INPUT_CLICKS\" \"${inputs.clicks}\" > vars; "
+                  "wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; cp ${inputs.clicks.file} copy");
   auto id = service->submit_with(kSlot, many_inputs(10000));
   REQUIRE(id);
   REQUIRE(service->start(kSlot, *id));
@@ -294,7 +296,8 @@ TEST_CASE("a job with 10,000 input paths starts and reads them from its input li
 
 TEST_CASE("a short input list stays in the variable, and its file is there too") {
   TempDir db;
-  auto service = service_for(db, "echo \"$CELOS_INPUT_CLICKS\" > vars; cat \"$CELOS_INPUT_CLICKS_FILE\"");
+  auto service =
+      service_for(db, "echo \"$CELOS_INPUT_CLICKS\" > vars; cat \"$CELOS_INPUT_CLICKS_FILE\"");
   auto id = service->submit_with(kSlot, many_inputs(2));
   REQUIRE(id);
   REQUIRE(service->start(kSlot, *id));

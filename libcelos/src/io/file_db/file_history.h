@@ -31,7 +31,7 @@ class FileHistory {
   std::string path(const SlotId& id) const;
   // The entries of one file in order, torn lines skipped; kNotFound when there is no file.
   [[nodiscard]] Result<std::vector<SlotHistoryEntry>> entries(const std::string& workflow,
-                                                               const std::string& path);
+                                                              const std::string& path);
   // One workflow's day files before `day`: removes the old ones, adds their lines to `pruned`.
   [[nodiscard]] Result<void> prune_workflow(const std::string& workflow, const std::string& day,
                                             Time before, std::size_t& pruned);

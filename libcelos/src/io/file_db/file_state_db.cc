@@ -37,7 +37,9 @@ class FileStateDatabase final : public StateDatabase {
   FileStateDatabase(std::shared_ptr<FileSystem> fs, std::string root,
                     std::shared_ptr<void> hold = nullptr,
                     std::function<Result<void>()> probe = nullptr)
-      : fs_(std::move(fs)), root_(std::move(root)), hold_(std::move(hold)),
+      : fs_(std::move(fs)),
+        root_(std::move(root)),
+        hold_(std::move(hold)),
         probe_(std::move(probe)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
     markers_ = std::make_unique<RerunMarkers>(fs_, root_);
@@ -61,18 +63,19 @@ class FileStateDatabase final : public StateDatabase {
   Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
                                            Time end) override {
     std::vector<SlotState> out;
-    auto read = for_each_day(workflow, start, end, [&](const std::string& id, const PackedDay& day) {
-      day.unpack(id, start, end, out);
-    });
+    auto read = for_each_day(
+        workflow, start, end,
+        [&](const std::string& id, const PackedDay& day) { day.unpack(id, start, end, out); });
     if (!read) return tl::unexpected(read.error());
     return out;
   }
 
   Result<Window> get_window(std::string_view workflow, Time start, Time end) override {
     Window window;
-    auto read = for_each_day(workflow, start, end, [&](const std::string& id, const PackedDay& day) {
-      day.unpack_window(id, start, end, window.open, window.closed);
-    });
+    auto read =
+        for_each_day(workflow, start, end, [&](const std::string& id, const PackedDay& day) {
+          day.unpack_window(id, start, end, window.open, window.closed);
+        });
     if (!read) return tl::unexpected(read.error());
     tend_window_cache(std::string(workflow), start, end, *read);
     return window;
@@ -320,8 +323,8 @@ class FileStateDatabase final : public StateDatabase {
       for (const SlotState* w : entry.second) by_time.insert_or_assign(w->id.time, *w);
       merged.clear();
       for (auto& kv : by_time) merged.push_back(std::move(kv.second));
-      cached->second = CachedDay{status->mtime_ns, false,
-                                 std::make_shared<const PackedDay>(std::move(merged))};
+      cached->second =
+          CachedDay{status->mtime_ns, false, std::make_shared<const PackedDay>(std::move(merged))};
     }
   }
 
@@ -391,7 +394,7 @@ class FileStateDatabase final : public StateDatabase {
 
   // The slots stored in one day directory, from the cache when the directory is unchanged.
   Result<std::shared_ptr<const PackedDay>> day_slots(const std::string& workflow,
-                                                   const FileStatus& day) {
+                                                     const FileStatus& day) {
     // File systems that cannot tell a modification time are never cached.
     const bool cacheable = day.mtime_ns != 0;
     const bool racy = racy_read(day.mtime_ns);

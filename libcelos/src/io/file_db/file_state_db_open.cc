@@ -1,10 +1,5 @@
 // Opening the file state database for a server (celos/state_db.h): the directory lock of
 // SPEC §11 and the removal of the temporaries that crashed writes left behind.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -12,8 +7,12 @@
 #include <string>
 #include <system_error>
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "celos/state_db.h"
 
@@ -55,15 +54,17 @@ class DirectoryLock {
  private:
   Result<void> check_lock() const {
     const std::string path = root_ + "/.lock";
-    struct stat held {}, named {};
+    struct stat held {
+    }, named{};
     if (::fstat(fd_, &held) != 0) {
       return fail(fmt::format("lock file {}: {}", path, std::strerror(errno)));
     }
     if (::stat(path.c_str(), &named) != 0 || named.st_dev != held.st_dev ||
         named.st_ino != held.st_ino) {
-      return fail(fmt::format("state database directory {} was replaced or its lock file {} "
-                              "removed: this server's lock no longer guards it (restart it)",
-                              root_, path));
+      return fail(
+          fmt::format("state database directory {} was replaced or its lock file {} "
+                      "removed: this server's lock no longer guards it (restart it)",
+                      root_, path));
     }
     return {};
   }
@@ -112,8 +113,8 @@ Result<std::shared_ptr<DirectoryLock>> lock_directory(const std::string& root) {
   const std::string path = root + "/.lock";
   const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return fail(fmt::format("cannot open the lock file {} of state database directory {}: {}",
-                            path, root, std::strerror(errno)));
+    return fail(fmt::format("cannot open the lock file {} of state database directory {}: {}", path,
+                            root, std::strerror(errno)));
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
@@ -122,9 +123,10 @@ Result<std::shared_ptr<DirectoryLock>> lock_directory(const std::string& root) {
     if (error != EWOULDBLOCK) {
       return fail(fmt::format("cannot lock {}: {}", path, std::strerror(error)));
     }
-    return fail(fmt::format("state database directory {} is in use by another celos-server "
-                            "({}; lock file {})",
-                            root, holder.empty() ? "pid unknown" : "pid " + holder, path));
+    return fail(
+        fmt::format("state database directory {} is in use by another celos-server "
+                    "({}; lock file {})",
+                    root, holder.empty() ? "pid unknown" : "pid " + holder, path));
   }
   auto lock = std::make_shared<DirectoryLock>(fd, root);
   write_pid(path);

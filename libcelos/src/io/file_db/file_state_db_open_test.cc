@@ -1,8 +1,8 @@
-#include <unistd.h>
-
-#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include "celos/state_db.h"
 #include "testing/temp_dir.h"
@@ -56,8 +56,9 @@ TEST_CASE("open_file_state_database: stale temporaries of crashed writes are rem
   CHECK(slot->has_value());
 }
 
-TEST_CASE("file state database check: a directory replaced underneath is not ready, and is again "
-          "once it is back") {
+TEST_CASE(
+    "file state database check: a directory replaced underneath is not ready, and is again "
+    "once it is back") {
   namespace fs = std::filesystem;
   testing::TempDir parent;
   const std::string root = parent / "db";

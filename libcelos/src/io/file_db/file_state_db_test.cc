@@ -46,7 +46,9 @@ TEST_CASE("a state directory of the original Celos is read as is") {
   CHECK(slots->at(1).retry_count == 2);
   CHECK_FALSE(slots->at(1).external_id);
   // A marker without rerunTime counts from its modification time (just now).
-  auto reruns = db->rerun_times("wordcount-nyc", Time{std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())});
+  auto reruns =
+      db->rerun_times("wordcount-nyc", Time{std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())});
   REQUIRE(reruns);
   CHECK(*reruns == std::vector<Time>{make_time(2015, 8, 1, 1)});
 }
@@ -57,7 +59,8 @@ TEST_CASE("get_slots returns start inclusive to end exclusive across day directo
   auto db = make_file_state_database(fs, "/db");
   std::vector<SlotState> states;
   for (int h = 0; h < 48; ++h) {
-    states.push_back(SlotState::of({"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kReady, std::nullopt));
+    states.push_back(
+        SlotState::of({"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kReady, std::nullopt));
   }
   REQUIRE(db->put_slots(states));
   auto slots = db->get_slots("wf", make_time(2015, 9, 15, 20), make_time(2015, 9, 16, 3));
@@ -174,7 +177,8 @@ TEST_CASE("a write keeps its day cached with the written states: the next read r
   auto db = make_file_state_database(fs, "/db");
   std::vector<SlotState> day;
   for (int h = 0; h < 24; ++h) {
-    day.push_back(SlotState::of({"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kSuccess, "j"));
+    day.push_back(
+        SlotState::of({"wf", make_time(2015, 9, 15) + hours(h)}, SlotStatus::kSuccess, "j"));
   }
   REQUIRE(db->put_slots(day));
   REQUIRE(db->get_slots("wf", make_time(2015, 9, 15), make_time(2015, 9, 16))->size() == 24);
@@ -189,8 +193,8 @@ TEST_CASE("a write keeps its day cached with the written states: the next read r
 
   // A change the database did not make still shows: the directory changed again after it.
   REQUIRE(fs->write_files({{"/db/state/wf/2015-09-15/06:00:00.000Z",
-                            slot_state_to_json(SlotState::of(
-                                {"wf", make_time(2015, 9, 15, 6)}, SlotStatus::kFailure, "x")) +
+                            slot_state_to_json(SlotState::of({"wf", make_time(2015, 9, 15, 6)},
+                                                             SlotStatus::kFailure, "x")) +
                                 "\n"}}));
   slots = db->get_slots("wf", make_time(2015, 9, 15, 6), make_time(2015, 9, 15, 7));
   REQUIRE(slots);
@@ -233,7 +237,8 @@ TEST_CASE("a new day directory that someone else also wrote into is read again")
   REQUIRE(db->get_window("wf", day, day + hours(24)));
   // Between the step's read and its write, another writer creates the day with a slot of its own.
   const auto other = SlotState::of({"wf", day + hours(23)}, SlotStatus::kFailure, "x");
-  REQUIRE(fs->write_files({{"/db/state/wf/2015-09-15/23:00:00.000Z", slot_state_to_json(other) + "\n"}}));
+  REQUIRE(fs->write_files(
+      {{"/db/state/wf/2015-09-15/23:00:00.000Z", slot_state_to_json(other) + "\n"}}));
   auto ours = hourly("wf", day, SlotStatus::kReady);
   ours.pop_back();
   REQUIRE(db->put_slots(ours));
@@ -253,7 +258,7 @@ TEST_CASE("cached days older than the step's window are dropped") {
   REQUIRE(db->get_window("wf", day, day + hours(24)));
   REQUIRE(mem.reads == 24);
   REQUIRE(db->get_window("wf", day, day + hours(24)));
-  CHECK(mem.reads == 24);  // cached
+  CHECK(mem.reads == 24);                                           // cached
   REQUIRE(db->get_window("wf", day + hours(24), day + hours(48)));  // the window moved on
   REQUIRE(db->get_slots("wf", day, day + hours(24))->size() == 24);
   CHECK(mem.reads == 48);  // the old day was dropped from the cache and read again
@@ -311,8 +316,8 @@ TEST_CASE("an expired rerun marker whose file name is not in the canonical form 
   CountingFileSystem mem;
   auto fs = std::shared_ptr<FileSystem>(&mem, [](FileSystem*) {});
   auto db = make_file_state_database(fs, "/db");
-  REQUIRE(fs->write_files({{"/db/rerun/wf/2015-09-15/01:00Z",
-                            "{\"rerunTime\":\"2015-10-01T00:00:00.000Z\"}\n"}}));
+  REQUIRE(fs->write_files(
+      {{"/db/rerun/wf/2015-09-15/01:00Z", "{\"rerunTime\":\"2015-10-01T00:00:00.000Z\"}\n"}}));
   REQUIRE(db->mark_rerun({"wf", kT + hours(1)}, make_time(2015, 10, 1)));  // stays: RUNNING
   REQUIRE(db->put_slots({SlotState::of({"wf", kT}, SlotStatus::kSuccess, "j"),
                          SlotState::of({"wf", kT + hours(1)}, SlotStatus::kRunning, "k")}));

@@ -73,8 +73,7 @@ SlotState PackedDay::unpack_entry(const std::string& workflow, const Entry& e) c
     s.id.workflow = workflow;
     return s;
   }
-  SlotState s = SlotState::waiting(
-      SlotId{workflow, Time{std::chrono::milliseconds(e.millis)}});
+  SlotState s = SlotState::waiting(SlotId{workflow, Time{std::chrono::milliseconds(e.millis)}});
   s.status = static_cast<SlotStatus>(e.status);
   s.retry_count = e.retry_count;
   if (e.has_id) {

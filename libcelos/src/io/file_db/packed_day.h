@@ -26,8 +26,7 @@ class PackedDay {
 
   std::size_t size() const { return entries_.size(); }
   // Appends the states with times in [start, end) to `out`, oldest first.
-  void unpack(const std::string& workflow, Time start, Time end,
-              std::vector<SlotState>& out) const;
+  void unpack(const std::string& workflow, Time start, Time end, std::vector<SlotState>& out) const;
   // The same for a step's window: whole states of the slots that are not final, only time and
   // status of the final ones (no id is rebuilt for a SUCCESS slot).
   void unpack_window(const std::string& workflow, Time start, Time end,

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "io/file_db/packed_day.h"
+
+#include <catch2/catch.hpp>
 
 using namespace celos;
 using std::chrono::hours;

@@ -27,8 +27,8 @@ namespace celos {
 class RerunMarkers {
  public:
   struct Marker {
-    Time slot;    // the marked slot's time
-    Time marked;  // its rerunTime (the file's mtime for a marker without one)
+    Time slot;         // the marked slot's time
+    Time marked;       // its rerunTime (the file's mtime for a marker without one)
     std::string file;  // its file's name in the day directory
   };
   struct Day {

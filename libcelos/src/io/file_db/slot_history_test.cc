@@ -23,11 +23,11 @@ TEST_CASE("slot history is appended and read back per slot, oldest first") {
   testing::TempDir dir;
   auto db = make_file_state_database(make_local_file_system(), dir.path());
   REQUIRE(db->slot_history({"wf", kT}).value().empty());
-  REQUIRE(db->append_history({change(kT, kT + hours(1), std::nullopt, SlotStatus::kReady),
-                              change(kT + hours(1), kT + hours(2), std::nullopt,
-                                     SlotStatus::kReady)}));
-  auto running = change(kT, kT + hours(2), SlotStatus::kReady, SlotStatus::kRunning,
-                        "api:jenkins@127.0.0.1");
+  REQUIRE(
+      db->append_history({change(kT, kT + hours(1), std::nullopt, SlotStatus::kReady),
+                          change(kT + hours(1), kT + hours(2), std::nullopt, SlotStatus::kReady)}));
+  auto running =
+      change(kT, kT + hours(2), SlotStatus::kReady, SlotStatus::kRunning, "api:jenkins@127.0.0.1");
   running.to.external_id = "job-1";
   running.to.message = "why";
   REQUIRE(db->append_history({running}));
@@ -50,7 +50,8 @@ TEST_CASE("a torn last line of a history file is skipped and later appends are s
     const std::string path = dir / "history/wf/2015-09-15.jsonl";
     testing::write_text_file(path, testing::read_text_file(path) + R"({"time":"2015-09-15T01:0)");
   }
-  REQUIRE(db->append_history({change(kT, kT + hours(1), SlotStatus::kReady, SlotStatus::kRunning)}));
+  REQUIRE(
+      db->append_history({change(kT, kT + hours(1), SlotStatus::kReady, SlotStatus::kRunning)}));
   auto history = db->slot_history({"wf", kT});
   REQUIRE(history);
   REQUIRE(history->size() == 2);

@@ -307,7 +307,8 @@ Result<std::vector<std::string>> namenode_http_addresses(const HadoopConfig& con
   if (is_service) {
     std::vector<std::string> addresses;
     for (const std::string& nn : split_list(config.get("dfs.ha.namenodes." + authority))) {
-      std::string address = config.get(fmt::format("dfs.namenode.http-address.{}.{}", authority, nn));
+      std::string address =
+          config.get(fmt::format("dfs.namenode.http-address.{}.{}", authority, nn));
       if (address.empty()) {
         // Clusters that only list RPC addresses serve HTTP on the same host, default port.
         std::string rpc = config.get(fmt::format("dfs.namenode.rpc-address.{}.{}", authority, nn));
@@ -333,7 +334,8 @@ Result<std::vector<std::string>> namenode_http_addresses(const HadoopConfig& con
     HostPort http = split_host_port(configured);
     HostPort default_fs = split_host_port(hdfs_authority(config.get("fs.defaultFS")));
     if (http.host == "0.0.0.0" || http.host == target.host) {
-      return std::vector<std::string>{target.host + ":" + (http.port.empty() ? kDefaultHttpPort : http.port)};
+      return std::vector<std::string>{target.host + ":" +
+                                      (http.port.empty() ? kDefaultHttpPort : http.port)};
     }
     if (default_fs.host == target.host) return std::vector<std::string>{configured};
   }

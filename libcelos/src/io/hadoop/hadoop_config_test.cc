@@ -41,10 +41,11 @@ TEST_CASE("Entities and CDATA in values are decoded, and names are trimmed but v
 TEST_CASE("A final property is not overridden by a later file, other properties are") {
   HadoopConfig c = sample_config();
   CHECK(c.get("fs.defaultFS") == "hdfs://nameservice1");
-  REQUIRE(merge_hadoop_config_xml(
-      c, "<configuration><property><name>hadoop.security.authentication</name>"
-         "<value>kerberos</value></property></configuration>",
-      "later.xml"));
+  REQUIRE(
+      merge_hadoop_config_xml(c,
+                              "<configuration><property><name>hadoop.security.authentication</name>"
+                              "<value>kerberos</value></property></configuration>",
+                              "later.xml"));
   CHECK(c.get("hadoop.security.authentication") == "kerberos");
 }
 

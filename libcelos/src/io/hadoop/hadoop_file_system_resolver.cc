@@ -21,14 +21,16 @@ class HadoopFileSystemResolver : public FileSystemResolver {
     if (uri.empty()) uri = config_.get("fs.defaultFS", "file:///");
     if (uri.empty()) uri = "file:///";
 
-    if (uri.starts_with("file:")) return cached("file:", [] {
-      return Result<std::shared_ptr<FileSystem>>(make_local_file_system());
-    });
+    if (uri.starts_with("file:"))
+      return cached("file:",
+                    [] { return Result<std::shared_ptr<FileSystem>>(make_local_file_system()); });
 
     auto scheme_end = uri.find("://");
     if (scheme_end == std::string::npos) {
       return fail(fmt::format("unsupported file system URI '{}' (want file:, hdfs:// or "
-                              "webhdfs://)", uri), ErrorCode::kInvalid);
+                              "webhdfs://)",
+                              uri),
+                  ErrorCode::kInvalid);
     }
     std::string scheme = uri.substr(0, scheme_end);
     std::string rest = uri.substr(scheme_end + 3);
@@ -51,7 +53,9 @@ class HadoopFileSystemResolver : public FileSystemResolver {
       });
     }
     return fail(fmt::format("unsupported file system URI '{}' (want file:, hdfs:// or "
-                            "webhdfs://)", uri), ErrorCode::kInvalid);
+                            "webhdfs://)",
+                            uri),
+                ErrorCode::kInvalid);
   }
 
  private:

@@ -17,12 +17,23 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -91,7 +102,8 @@ class OozieExternalService : public ExternalService {
       // 4xx: Oozie refused this job (bad configuration): a failed attempt of the slot. 5xx:
       // Oozie is unwell; the slot stays READY and is submitted again (SPEC §16).
       auto error = oozie_error(what, request, *response);
-      if (response->status >= 400 && response->status < 500) error.value().code = ErrorCode::kInvalid;
+      if (response->status >= 400 && response->status < 500)
+        error.value().code = ErrorCode::kInvalid;
       return error;
     }
     return json_string_field(response->body, "id", what);
@@ -177,7 +189,8 @@ class OozieExternalService : public ExternalService {
     if (text == "RUNNING") return ExternalStatus::kRunning;
     if (text == "SUCCEEDED") return ExternalStatus::kSuccess;
     if (text == "KILLED" || text == "FAILED" || text == "SUSPENDED") {
-      return ExternalStatus(JobState::kFailure, fmt::format("Oozie job {} ended {}", external_id, text));
+      return ExternalStatus(JobState::kFailure,
+                            fmt::format("Oozie job {} ended {}", external_id, text));
     }
     return fail(fmt::format("Oozie job {} ({}) has an unknown status '{}'", external_id,
                             to_string(slot), text));
@@ -290,8 +303,8 @@ ExternalServicePtr make_oozie_external_service(std::shared_ptr<HttpClient> http,
                                                OoziePropertiesFunction properties_for_slot,
                                                std::string user) {
   return std::make_shared<OozieExternalService>(std::move(http), std::move(url),
-                                                std::move(defaults),
-                                                std::move(properties_for_slot), std::move(user));
+                                                std::move(defaults), std::move(properties_for_slot),
+                                                std::move(user));
 }
 
 }  // namespace celos

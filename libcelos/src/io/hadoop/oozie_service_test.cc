@@ -38,7 +38,8 @@ struct Fixture {
 
 TEST_CASE("Slot properties: defaults < workflow properties < slot variables") {
   Properties defaults{{"queue", "default"}, {"year", "1999"}, {"out", "/d/${year}"}, {"k", "d"}};
-  Properties own{{"queue", "etl"}, {"in", "/logs/${year}-${month}-${day}/${hour}00"},
+  Properties own{{"queue", "etl"},
+                 {"in", "/logs/${year}-${month}-${day}/${hour}00"},
                  {"celosWorkflowName", "mine"}};
   Properties p = oozie_slot_properties(defaults, own, "wordcount", make_time(2015, 9, 2, 7, 5, 3));
   CHECK(p == Properties{{"queue", "etl"},
@@ -107,10 +108,11 @@ TEST_CASE_METHOD(Fixture, "A properties function that fails fails the submit bef
 }
 
 TEST_CASE_METHOD(Fixture, "Oozie's error headers are carried into the error") {
-  http->on(route("POST", kUrl + "/v2/jobs",
-                 answer(400, "<html>Bad Request</html>",
-                        {{"oozie-error-code", "E0301"},
-                         {"oozie-error-message", "E0301: Invalid resource [/nope/workflow.xml]"}})));
+  http->on(
+      route("POST", kUrl + "/v2/jobs",
+            answer(400, "<html>Bad Request</html>",
+                   {{"oozie-error-code", "E0301"},
+                    {"oozie-error-message", "E0301: Invalid resource [/nope/workflow.xml]"}})));
   auto id = make()->submit(slot());
   REQUIRE_FALSE(id);
   CHECK(id.error().message.find("E0301: Invalid resource [/nope/workflow.xml]") !=
@@ -148,8 +150,8 @@ TEST_CASE_METHOD(Fixture, "status maps Oozie's job states to running, success an
         std::pair{"SUCCEEDED", S::kSuccess}, std::pair{"KILLED", S::kFailure},
         std::pair{"FAILED", S::kFailure}, std::pair{"SUSPENDED", S::kFailure}}) {
     auto client = std::make_shared<FakeHttpClient>();
-    client->on(route("GET", kUrl + "/v2/job/" + kJob + "?show=info",
-                     answer(200, job_info(oozie_status))));
+    client->on(
+        route("GET", kUrl + "/v2/job/" + kJob + "?show=info", answer(200, job_info(oozie_status))));
     auto oozie = make_oozie_external_service(client, kUrl, {}, nullptr, "");
     auto s = oozie->status(slot(), kJob);
     INFO(oozie_status);
@@ -167,8 +169,9 @@ TEST_CASE_METHOD(Fixture, "An unknown Oozie job state is an error quoting it") {
 
 TEST_CASE_METHOD(Fixture, "status of a job Oozie does not know is an error") {
   http->on(route("GET", kUrl + "/v2/job/",
-                 answer(400, "", {{"oozie-error-code", "E0604"},
-                                  {"oozie-error-message", "E0604: Job does not exist"}})));
+                 answer(400, "",
+                        {{"oozie-error-code", "E0604"},
+                         {"oozie-error-message", "E0604: Job does not exist"}})));
   auto s = make()->status(slot(), kJob);
   REQUIRE_FALSE(s);
   CHECK(s.error().message.find("Job does not exist") != std::string::npos);
@@ -196,8 +199,9 @@ TEST_CASE_METHOD(Fixture, "kill refused for a running job is an error") {
 
 TEST_CASE_METHOD(Fixture, "a submission Oozie refuses with a 4xx is marked as refused") {
   http->on(route("POST", kUrl + "/v2/jobs",
-                 answer(400, "", {{"oozie-error-code", "E0405"},
-                                  {"oozie-error-message", "E0405: no application path"}})));
+                 answer(400, "",
+                        {{"oozie-error-code", "E0405"},
+                         {"oozie-error-message", "E0405: no application path"}})));
   auto id = make()->submit(slot());
   REQUIRE_FALSE(id);
   CHECK(id.error().code == ErrorCode::kInvalid);
@@ -217,13 +221,17 @@ TEST_CASE_METHOD(Fixture, "a submission Oozie fails with a 5xx or cannot answer 
   CHECK(unreachable->submit(slot()).error().code == ErrorCode::kUnavailable);
 }
 
-TEST_CASE_METHOD(Fixture, "status_many asks the job list once and falls back per job for the missing") {
+TEST_CASE_METHOD(Fixture,
+                 "status_many asks the job list once and falls back per job for the missing") {
   const std::string other = "0000002-150911205802478-oozie-oozi-W";
   const std::string gone = "0000003-150911205802478-oozie-oozi-W";
   http->on(route("GET", kUrl + "/v2/jobs?jobtype=wf&filter=",
                  answer(200, R"({"total":2,"offset":1,"len":50,"workflows":[)"
-                             R"({"id":")" + kJob + R"(","status":"RUNNING"},)"
-                             R"({"id":")" + other + R"(","status":"SUCCEEDED"}]})")));
+                             R"({"id":")" +
+                                 kJob +
+                                 R"(","status":"RUNNING"},)"
+                                 R"({"id":")" +
+                                 other + R"(","status":"SUCCEEDED"}]})")));
   http->on(route("GET", kUrl + "/v2/job/" + gone, answer(200, job_info("KILLED"))));
   auto answers = make()->status_many({{slot(), kJob}, {slot(), other}, {slot(), gone}});
   CHECK(http->requests.size() == 2);

@@ -1,14 +1,13 @@
 // WebHDFS over real HTTP (the curl client talking to test/hadoop/fake_webhdfs.py on 127.0.0.1):
 // the FileSystem contract (testing/file_system_contract.h, also run for memory, the local disk
 // and SFTP), fail-over between name nodes, a name node that is down.
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstring>
 
 #include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "celos/hadoop.h"
 #include "testing/file_system_contract.h"
@@ -30,8 +29,14 @@ class FakeWebHdfs {
       ::close(out[0]);
       ::close(out[1]);
       std::string script = std::string(CELOS_SOURCE_DIR) + "/test/hadoop/fake_webhdfs.py";
-      const char* argv[] = {"python3", script.c_str(), "--port", "0", "--root", root.c_str(),
-                            standby ? "--standby" : nullptr, nullptr};
+      const char* argv[] = {"python3",
+                            script.c_str(),
+                            "--port",
+                            "0",
+                            "--root",
+                            root.c_str(),
+                            standby ? "--standby" : nullptr,
+                            nullptr};
       ::execvp("python3", const_cast<char* const*>(argv));
       ::_exit(127);
     }
@@ -62,9 +67,9 @@ TEST_CASE("The file system contract holds for WebHDFS over HTTP against the fake
   celos::testing::TempDir dir;
   FakeWebHdfs namenode(dir.path(), false);
   auto fs = make_webhdfs_file_system(make_curl_http_client(), {namenode.address()}, "celos");
-  testing::check_file_system_contract(*fs, "/user/celos/a b",
-                                      {.rename_replaces_file = false, .mtimes = false,
-                                       .appends_twice_in_a_batch = false});
+  testing::check_file_system_contract(
+      *fs, "/user/celos/a b",
+      {.rename_replaces_file = false, .mtimes = false, .appends_twice_in_a_batch = false});
 }
 
 TEST_CASE("WebHDFS over HTTP fails over from a standby name node to the active one") {
@@ -72,8 +77,8 @@ TEST_CASE("WebHDFS over HTTP fails over from a standby name node to the active o
   celos::testing::write_text_file(dir / "logs/_READY", "");
   FakeWebHdfs standby(dir.path(), true);
   FakeWebHdfs active(dir.path(), false);
-  auto fs = make_webhdfs_file_system(make_curl_http_client(),
-                                     {standby.address(), active.address()}, "");
+  auto fs =
+      make_webhdfs_file_system(make_curl_http_client(), {standby.address(), active.address()}, "");
   CHECK(*fs->exists("/logs/_READY"));
   CHECK_FALSE(*fs->exists("/logs/_NOT_YET"));
 }

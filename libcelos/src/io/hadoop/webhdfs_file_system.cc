@@ -251,8 +251,8 @@ class WebHdfsFileSystem : public FileSystem {
 
   static tl::unexpected<Error> unexpected_answer(const std::string& op, const std::string& path,
                                                  const HttpResponse& r) {
-    return fail(fmt::format("WebHDFS {} {}: HTTP {}: {}", op, path, r.status,
-                            remote_exception(r.body)));
+    return fail(
+        fmt::format("WebHDFS {} {}: HTTP {}: {}", op, path, r.status, remote_exception(r.body)));
   }
 
   std::shared_ptr<HttpClient> http_;

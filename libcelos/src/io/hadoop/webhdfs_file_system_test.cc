@@ -83,10 +83,11 @@ TEST_CASE_METHOD(Fixture, "When no name node is active the error says what each 
 }
 
 TEST_CASE_METHOD(Fixture, "A 403 that is not a standby answer is an answer, not a failover") {
-  http->on(route("GET", kNn1,
-                 answer(403, R"({"RemoteException":{"exception":"AccessControlException",)"
-                             R"("javaClassName":"org.apache.hadoop.security.AccessControlException",)"
-                             R"("message":"Permission denied"}})")));
+  http->on(
+      route("GET", kNn1,
+            answer(403, R"({"RemoteException":{"exception":"AccessControlException",)"
+                        R"("javaClassName":"org.apache.hadoop.security.AccessControlException",)"
+                        R"("message":"Permission denied"}})")));
   auto r = ha->exists("/a");
   REQUIRE_FALSE(r);
   CHECK(http->requests.size() == 1);
@@ -110,7 +111,8 @@ TEST_CASE_METHOD(Fixture, "read of a missing file is kNotFound") {
 }
 
 TEST_CASE_METHOD(Fixture, "write sends CREATE to the name node, then the data to its redirect") {
-  const std::string datanode = "http://dn1:9864/webhdfs/v1/app/workflow.xml?op=CREATE&overwrite=true";
+  const std::string datanode =
+      "http://dn1:9864/webhdfs/v1/app/workflow.xml?op=CREATE&overwrite=true";
   http->on(route("PUT", kNn1, answer(307, "", {{"Location", datanode}})));
   http->on(route("PUT", "http://dn1:9864/", answer(201, "", {{"Location", "hdfs://nn1/app"}})));
   REQUIRE(fs->write("/app/workflow.xml", "<workflow-app/>"));
@@ -194,7 +196,8 @@ HadoopConfig ha_config() {
 TEST_CASE("The resolver checks hdfs:// name services over WebHDFS on their name nodes") {
   auto http = std::make_shared<FakeHttpClient>();
   http->on(route("GET", "http://nn1.example.com:9870/", answer(403, recorded("standby.json"))));
-  http->on(route("GET", "http://nn2.example.com:9870/", answer(200, recorded("getfilestatus_file.json"))));
+  http->on(route("GET", "http://nn2.example.com:9870/",
+                 answer(200, recorded("getfilestatus_file.json"))));
   auto resolver = make_hadoop_file_system_resolver(ha_config(), http, "celos");
   auto fs = resolver->resolve("hdfs://nameservice1");
   REQUIRE(fs);

@@ -5,10 +5,10 @@
 // database; io/state_db_uri.cc opens the state database for a postgres:// URI.
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <memory>
 #include <string>
+
+#include <libpq-fe.h>
 
 #include "celos/error.h"
 #include "celos/state_db.h"

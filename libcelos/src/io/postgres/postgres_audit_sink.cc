@@ -76,7 +76,8 @@ AuditRecord row_to_record(PGresult* r, int row) {
     const json::value v = json::parse(*cut, ec);
     if (!ec && v.is_object()) {
       for (const auto& [field, size] : v.get_object()) {
-        if (size.is_int64()) a.truncated[std::string(field)] = static_cast<std::size_t>(size.get_int64());
+        if (size.is_int64())
+          a.truncated[std::string(field)] = static_cast<std::size_t>(size.get_int64());
       }
     }
   }
@@ -90,7 +91,8 @@ class PostgresAuditSink final : public AuditSink {
   // a database that vanished mid-write is noticed by TCP in seconds, not after 15 min to 2 h.
   PostgresAuditSink(std::string uri, int keep_days)
       : pool_(std::move(uri), pg::SessionLimits{std::chrono::seconds(10)}),
-        keep_days_(std::max(keep_days, 1)), thread_([this] { loop(); }) {}
+        keep_days_(std::max(keep_days, 1)),
+        thread_([this] { loop(); }) {}
 
   ~PostgresAuditSink() override {
     {
@@ -108,8 +110,10 @@ class PostgresAuditSink final : public AuditSink {
         queue_.pop_front();
         ++dropped_while_writing_;
         if (++dropped_ % 1000 == 1) {
-          spdlog::error("audit table: {} records not written (database unreachable; "
-                        "they are in this node's audit.log)", dropped_);
+          spdlog::error(
+              "audit table: {} records not written (database unreachable; "
+              "they are in this node's audit.log)",
+              dropped_);
         }
       }
       queue_.push_back(record);
@@ -215,7 +219,7 @@ class PostgresAuditSink final : public AuditSink {
   std::uint64_t dropped_ = 0;
   std::size_t dropped_while_writing_ = 0;
   bool stopping_ = false;
-  bool failing_ = false;  // written by the thread only
+  bool failing_ = false;                                             // written by the thread only
   std::optional<std::chrono::steady_clock::time_point> expired_at_;  // the thread only
   std::thread thread_;
 };

@@ -50,8 +50,8 @@ Result<void> run_fenced(PGconn* c, const char* statement,
   const ExecStatusType status = PQresultStatus(r.get());
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
   if (pg::sqlstate(r.get()) == "22012") {
-    return fail(fmt::format("this node lost the cluster lease (epoch {}): write refused",
-                            holder->epoch));
+    return fail(
+        fmt::format("this node lost the cluster lease (epoch {}): write refused", holder->epoch));
   }
   std::string message = PQresultErrorMessage(r.get());
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();

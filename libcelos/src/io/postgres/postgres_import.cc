@@ -1,8 +1,6 @@
 // --import-db: a file database (SPEC §5, the original's format included) into PostgreSQL in one
 // transaction (SPEC §11, §16). The directory is read whole before anything is written, so a
 // corrupt file stops the import with nothing written.
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +9,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "celos/state_db.h"
 #include "io/pg.h"
@@ -25,9 +24,9 @@ struct FileContents {
   std::map<SlotId, SlotState> slots;
   std::map<SlotId, Time> reruns;  // slot -> when the rerun was asked
   std::vector<std::string> paused;
-  std::map<SlotId, Time> announced;  // (dataset, instance) -> when it was announced
-  std::optional<std::string> maintenance;     // the record, when one was set
-  std::vector<SlotHistoryEntry> history;      // per file in append order
+  std::map<SlotId, Time> announced;        // (dataset, instance) -> when it was announced
+  std::optional<std::string> maintenance;  // the record, when one was set
+  std::vector<SlotHistoryEntry> history;   // per file in append order
 };
 
 Result<std::string> read_all(const fs::path& path) {
@@ -55,8 +54,9 @@ Result<std::vector<std::pair<SlotId, fs::path>>> slot_files(const fs::path& area
         if (!file.is_regular_file() || hidden(file.path())) continue;
         auto t = parse_time(day.path().filename().string() + "T" + file.path().filename().string());
         if (!t) {
-          return fail(fmt::format("corrupt file database: unexpected file {}", file.path().string()),
-                      ErrorCode::kCorrupt);
+          return fail(
+              fmt::format("corrupt file database: unexpected file {}", file.path().string()),
+              ErrorCode::kCorrupt);
         }
         out.push_back({SlotId{wf.path().filename().string(), *t}, file.path()});
       }
@@ -124,9 +124,9 @@ Result<std::optional<std::string>> read_maintenance(const fs::path& path) {
   if (!text) return tl::unexpected(text.error());
   auto parsed = maintenance_from_json(*text);
   if (!parsed) {
-    return fail(fmt::format("corrupt maintenance file {}: {}", path.string(),
-                            parsed.error().message),
-                ErrorCode::kCorrupt);
+    return fail(
+        fmt::format("corrupt maintenance file {}: {}", path.string(), parsed.error().message),
+        ErrorCode::kCorrupt);
   }
   return std::optional<std::string>(maintenance_to_json(*parsed));
 }
@@ -164,8 +164,10 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
     if (!text) return tl::unexpected(text.error());
     boost::system::error_code json_ec;
     auto v = boost::json::parse(*text, json_ec);
-    const boost::json::value* at = !json_ec && v.is_object() ? v.as_object().if_contains("announced") : nullptr;
-    auto t = at && at->is_string() ? parse_time(std::string_view(at->get_string())) : Result<Time>(fail(""));
+    const boost::json::value* at =
+        !json_ec && v.is_object() ? v.as_object().if_contains("announced") : nullptr;
+    auto t = at && at->is_string() ? parse_time(std::string_view(at->get_string()))
+                                   : Result<Time>(fail(""));
     if (!t) {
       return fail(fmt::format("corrupt announcement file {}: no \"announced\" time", path.string()),
                   ErrorCode::kCorrupt);
@@ -189,9 +191,10 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
 
 Result<void> empty_or_forced(PGconn* c, bool force) {
   if (force) {
-    return pg::exec_script(c, "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
-                              "DELETE FROM celos_paused; DELETE FROM celos_announced; "
-                              "DELETE FROM celos_history; DELETE FROM celos_maintenance;");
+    return pg::exec_script(c,
+                           "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
+                           "DELETE FROM celos_paused; DELETE FROM celos_announced; "
+                           "DELETE FROM celos_history; DELETE FROM celos_maintenance;");
   }
   auto r = pg::exec(c,
                     "SELECT (SELECT count(*) FROM celos_slots) + (SELECT count(*) FROM "

@@ -3,12 +3,12 @@
 // postgres.h).
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <libpq-fe.h>
 
 #include "celos/error.h"
 #include "celos/state_db.h"
@@ -18,7 +18,8 @@ namespace celos {
 
 // Upserts slot states (ids unique) with a few multi-row statements on `conn` (in the caller's
 // transaction).
-[[nodiscard]] Result<void> insert_slot_rows(PGconn* conn, const std::vector<const SlotState*>& states);
+[[nodiscard]] Result<void> insert_slot_rows(PGconn* conn,
+                                            const std::vector<const SlotState*>& states);
 
 // Appends slot history entries in their order (the table's id keeps it), a few multi-row
 // statements on `conn` (in the caller's transaction).
@@ -49,7 +50,6 @@ inline constexpr const char* kSelectSlotRows =
 // takes FOR SHARE on the lease row (before COMMIT). A lost lease is an error that aborts the
 // transaction.
 [[nodiscard]] Result<void> run_fenced(PGconn* c, const char* statement,
-                                      const std::optional<WriteFence::Holder>& holder,
-                                      bool locked);
+                                      const std::optional<WriteFence::Holder>& holder, bool locked);
 
 }  // namespace celos

@@ -92,19 +92,19 @@ Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& stat
   // Columns named: a later migration may add some.
   const std::string columns =
       "(workflow, slot_time, status, external_id, retry_count, message, retry_at, consumed)";
-  if (auto copied = pg::copy_in(c, "COPY celos_slots_in " + columns + " FROM STDIN",
-                                copy_rows(states));
+  if (auto copied =
+          pg::copy_in(c, "COPY celos_slots_in " + columns + " FROM STDIN", copy_rows(states));
       !copied) {
     return copied;
   }
   auto r = pg::exec(
       c,
       "INSERT INTO celos_slots " + columns +
-      " SELECT workflow, slot_time, status, external_id, retry_count, message, retry_at, "
-      "consumed FROM celos_slots_in "
-      "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
-      "external_id = excluded.external_id, retry_count = excluded.retry_count, "
-      "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed");
+          " SELECT workflow, slot_time, status, external_id, retry_count, message, retry_at, "
+          "consumed FROM celos_slots_in "
+          "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
+          "external_id = excluded.external_id, retry_count = excluded.retry_count, "
+          "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed");
   if (!r) return tl::unexpected(r.error());
   return {};
 }
@@ -162,8 +162,8 @@ Result<std::size_t> delete_old_history_rows(PGconn* c, Time before) {
 }
 
 Result<Time> time_from_ms(const std::optional<std::string>& text) {
-if (!text) return fail("NULL time", ErrorCode::kCorrupt);
-return Time{std::chrono::milliseconds(std::stoll(*text))};
+  if (!text) return fail("NULL time", ErrorCode::kCorrupt);
+  return Time{std::chrono::milliseconds(std::stoll(*text))};
 }
 
 Result<std::vector<SlotState>> rows_to_states(PGresult* r) {
@@ -191,9 +191,11 @@ Result<SlotState> row_to_state(PGresult* r, int row) {
   SlotState s = SlotState::of(id, *status, pg::field(r, row, 3),
                               std::stoi(pg::field(r, row, 4).value_or("0")));
   s.message = pg::field(r, row, 5);
-  if (auto retry_at = pg::field(r, row, 6)) s.retry_at = Time{std::chrono::milliseconds(std::stoll(*retry_at))};
+  if (auto retry_at = pg::field(r, row, 6))
+    s.retry_at = Time{std::chrono::milliseconds(std::stoll(*retry_at))};
   if (auto consumed = pg::field(r, row, 7)) {
-    auto parsed = slot_state_from_json(id, "{\"status\":\"WAITING\",\"consumed\":" + *consumed + "}");
+    auto parsed =
+        slot_state_from_json(id, "{\"status\":\"WAITING\",\"consumed\":" + *consumed + "}");
     if (!parsed) {
       return fail(fmt::format("corrupt slot row {}: {}", to_string(id), parsed.error().message),
                   ErrorCode::kCorrupt);

@@ -2,9 +2,9 @@
 //
 // Slot times are timestamptz (readable with psql and pg_dump); they travel as ISO text and come
 // back as epoch milliseconds, so no time zone or float rounding is involved. A batch of slot
-// states is written in one transaction with a few statements (io/postgres/postgres_slot_rows.cc: unnest
-// arrays, or COPY for a large batch): the first step of 1,000 workflows (168,000 states) is a
-// handful of round trips. Every write of a fenced database (a cluster node) checks the lease's
+// states is written in one transaction with a few statements (io/postgres/postgres_slot_rows.cc:
+// unnest arrays, or COPY for a large batch): the first step of 1,000 workflows (168,000 states) is
+// a handful of round trips. Every write of a fenced database (a cluster node) checks the lease's
 // epoch in the same message as its COMMIT (see commit_fenced()), so a node that lost the lease
 // cannot write, and no lock on the lease row ever waits for the node: a leader cut off or frozen
 // in the middle of a write cannot hold up the next leader's takeover (issue 33).
@@ -12,10 +12,10 @@
 // Reading slot rows is in postgres_slot_rows.cc beside writing them; the lease check of a fenced
 // write in postgres_fence.cc.
 //
-// The leader keeps what a step reads in a SlotCache (io/postgres/slot_cache.h), loaded by prefetch() in
-// three queries and kept up to date by its own writes: a steady step of 1,000 workflows makes
-// no slot query at all. Writes are serialized in this process so that the cache sees them in
-// commit order.
+// The leader keeps what a step reads in a SlotCache (io/postgres/slot_cache.h), loaded by
+// prefetch() in three queries and kept up to date by its own writes: a steady step of 1,000
+// workflows makes no slot query at all. Writes are serialized in this process so that the cache
+// sees them in commit order.
 #include <algorithm>
 #include <atomic>
 #include <functional>
@@ -37,12 +37,10 @@ namespace {
 
 constexpr std::size_t kPrefetchWorkflows = 1'000;  // workflows per prefetch query
 
-
 class PostgresStateDatabase final : public StateDatabase {
  public:
   PostgresStateDatabase(std::string uri, const StateDatabaseOptions& options)
-      : pool_(std::move(uri), pg::SessionLimits{options.session_lease}),
-        fence_(options.fence) {}
+      : pool_(std::move(uri), pg::SessionLimits{options.session_lease}), fence_(options.fence) {}
 
   // Connects once and migrates the schema (also called lazily by the first use).
   Result<void> ready() {
@@ -106,23 +104,25 @@ class PostgresStateDatabase final : public StateDatabase {
   }
 
   Result<void> mark_rerun(const SlotId& id, Time now) override {
-    return write([&](PGconn* c) -> Result<void> {
-      auto expired = pg::exec(
-          c,
-          "DELETE FROM celos_reruns r USING celos_slots s WHERE r.workflow = $1 "
-          "AND s.workflow = r.workflow AND s.slot_time = r.slot_time "
-          "AND r.rerun_time <= $2::timestamptz - $3 * interval '1 hour' "
-          "AND s.status NOT IN ('WAITING', 'READY', 'RUNNING')",
-          {id.workflow, format_time(now), std::to_string(kRerunMarkerLifetime.count())});
-      if (!expired) return tl::unexpected(expired.error());
-      auto r = pg::exec(c,
-                        "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) "
-                        "VALUES ($1, $2, $3) ON CONFLICT (workflow, slot_time) "
-                        "DO UPDATE SET rerun_time = excluded.rerun_time",
-                        {id.workflow, format_time(id.time), format_time(now)});
-      if (!r) return tl::unexpected(r.error());
-      return {};
-    }, [this] { cache_.forget_reruns(); });
+    return write(
+        [&](PGconn* c) -> Result<void> {
+          auto expired = pg::exec(
+              c,
+              "DELETE FROM celos_reruns r USING celos_slots s WHERE r.workflow = $1 "
+              "AND s.workflow = r.workflow AND s.slot_time = r.slot_time "
+              "AND r.rerun_time <= $2::timestamptz - $3 * interval '1 hour' "
+              "AND s.status NOT IN ('WAITING', 'READY', 'RUNNING')",
+              {id.workflow, format_time(now), std::to_string(kRerunMarkerLifetime.count())});
+          if (!expired) return tl::unexpected(expired.error());
+          auto r = pg::exec(c,
+                            "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) "
+                            "VALUES ($1, $2, $3) ON CONFLICT (workflow, slot_time) "
+                            "DO UPDATE SET rerun_time = excluded.rerun_time",
+                            {id.workflow, format_time(id.time), format_time(now)});
+          if (!r) return tl::unexpected(r.error());
+          return {};
+        },
+        [this] { cache_.forget_reruns(); });
   }
 
   Result<std::vector<Time>> rerun_times(std::string_view workflow, Time now) override {
@@ -137,8 +137,7 @@ class PostgresStateDatabase final : public StateDatabase {
           "WHERE r.workflow = $1 AND (r.rerun_time > $2::timestamptz - $3 * interval '1 hour' "
           "OR s.status IS NULL OR s.status IN ('WAITING', 'READY', 'RUNNING')) "
           "ORDER BY r.slot_time",
-          {std::string(workflow), format_time(now),
-           std::to_string(kRerunMarkerLifetime.count())});
+          {std::string(workflow), format_time(now), std::to_string(kRerunMarkerLifetime.count())});
       if (!r) return tl::unexpected(r.error());
       std::vector<Time> out;
       for (int i = 0; i < PQntuples(r->get()); ++i) {
@@ -163,10 +162,10 @@ class PostgresStateDatabase final : public StateDatabase {
             first, first + static_cast<std::ptrdiff_t>(
                                std::min(kPrefetchWorkflows, missing.workflows.size() - i)));
         std::vector<pg::Param> ids(some.begin(), some.end());
-        auto r = pg::exec(c,
-                          std::string(kSelectSlotRows) +
-                              " WHERE workflow = ANY($1::text[]) AND slot_time >= $2",
-                          {pg::array_literal(ids), format_time(start)});
+        auto r = pg::exec(
+            c,
+            std::string(kSelectSlotRows) + " WHERE workflow = ANY($1::text[]) AND slot_time >= $2",
+            {pg::array_literal(ids), format_time(start)});
         if (!r) return tl::unexpected(r.error());
         auto rows = rows_to_states(r->get());
         if (!rows) return tl::unexpected(rows.error());
@@ -218,8 +217,8 @@ class PostgresStateDatabase final : public StateDatabase {
   Result<bool> is_paused(std::string_view workflow) override {
     if (auto cached = cache_.paused(cache_owner(), workflow)) return *cached;
     return with_conn([&](PGconn* c) -> Result<bool> {
-      auto r = pg::exec(c, "SELECT 1 FROM celos_paused WHERE workflow = $1",
-                        {std::string(workflow)});
+      auto r =
+          pg::exec(c, "SELECT 1 FROM celos_paused WHERE workflow = $1", {std::string(workflow)});
       if (!r) return tl::unexpected(r.error());
       return PQntuples(r->get()) > 0;
     });
@@ -248,16 +247,18 @@ class PostgresStateDatabase final : public StateDatabase {
   }
 
   Result<void> set_paused(std::string_view workflow, bool paused) override {
-    return write([&](PGconn* c) -> Result<void> {
-      auto r = paused ? pg::exec(c,
-                                 "INSERT INTO celos_paused (workflow) VALUES ($1) "
-                                 "ON CONFLICT DO NOTHING",
-                                 {std::string(workflow)})
-                      : pg::exec(c, "DELETE FROM celos_paused WHERE workflow = $1",
-                                 {std::string(workflow)});
-      if (!r) return tl::unexpected(r.error());
-      return {};
-    }, [&] { cache_.set_paused(workflow, paused); });
+    return write(
+        [&](PGconn* c) -> Result<void> {
+          auto r = paused ? pg::exec(c,
+                                     "INSERT INTO celos_paused (workflow) VALUES ($1) "
+                                     "ON CONFLICT DO NOTHING",
+                                     {std::string(workflow)})
+                          : pg::exec(c, "DELETE FROM celos_paused WHERE workflow = $1",
+                                     {std::string(workflow)});
+          if (!r) return tl::unexpected(r.error());
+          return {};
+        },
+        [&] { cache_.set_paused(workflow, paused); });
   }
 
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
@@ -276,9 +277,9 @@ class PostgresStateDatabase final : public StateDatabase {
       for (int i = 0; i < PQntuples(r->get()); ++i) {
         auto e = history_entry_from_json(id.workflow, pg::field(r->get(), i, 0).value_or(""));
         if (!e) {
-          return fail(fmt::format("corrupt history row of {}: {}", to_string(id),
-                                  e.error().message),
-                      ErrorCode::kCorrupt);
+          return fail(
+              fmt::format("corrupt history row of {}: {}", to_string(id), e.error().message),
+              ErrorCode::kCorrupt);
         }
         out.push_back(std::move(*e));
       }
@@ -292,21 +293,23 @@ class PostgresStateDatabase final : public StateDatabase {
 
   Result<void> mark_reruns(const std::vector<SlotId>& ids, Time now) override {
     if (ids.empty()) return {};
-    return write([&](PGconn* c) -> Result<void> {
-      std::vector<pg::Param> wf, time;
-      for (const SlotId& id : ids) {
-        wf.emplace_back(id.workflow);
-        time.emplace_back(format_time(id.time));
-      }
-      auto r = pg::exec(c,
-                        "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) "
-                        "SELECT w, t, $3 FROM unnest($1::text[], $2::timestamptz[]) AS u(w, t) "
-                        "ON CONFLICT (workflow, slot_time) DO UPDATE SET rerun_time = "
-                        "excluded.rerun_time",
-                        {pg::array_literal(wf), pg::array_literal(time), format_time(now)});
-      if (!r) return tl::unexpected(r.error());
-      return {};
-    }, [this] { cache_.forget_reruns(); });
+    return write(
+        [&](PGconn* c) -> Result<void> {
+          std::vector<pg::Param> wf, time;
+          for (const SlotId& id : ids) {
+            wf.emplace_back(id.workflow);
+            time.emplace_back(format_time(id.time));
+          }
+          auto r = pg::exec(c,
+                            "INSERT INTO celos_reruns (workflow, slot_time, rerun_time) "
+                            "SELECT w, t, $3 FROM unnest($1::text[], $2::timestamptz[]) AS u(w, t) "
+                            "ON CONFLICT (workflow, slot_time) DO UPDATE SET rerun_time = "
+                            "excluded.rerun_time",
+                            {pg::array_literal(wf), pg::array_literal(time), format_time(now)});
+          if (!r) return tl::unexpected(r.error());
+          return {};
+        },
+        [this] { cache_.forget_reruns(); });
   }
 
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
@@ -354,8 +357,9 @@ class PostgresStateDatabase final : public StateDatabase {
 
   // Runs `f` in one transaction, fenced by the lease when this database is fenced; then
   // `committed` tells the cache. A write whose outcome is not known empties the cache.
-  Result<void> write(const std::function<Result<void>(PGconn*)>& f,
-                     const std::function<void()>& committed = [] {}) {
+  Result<void> write(
+      const std::function<Result<void>(PGconn*)>& f,
+      const std::function<void()>& committed = [] {}) {
     std::lock_guard lock(write_mutex_);  // the cache applies writes in commit order
     auto done = with_conn([&](PGconn* c) -> Result<void> {
       const auto holder = fence_ ? fence_->get() : std::nullopt;

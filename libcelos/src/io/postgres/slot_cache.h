@@ -76,9 +76,9 @@ class SlotCache {
 
  private:
   struct Workflow {
-    Time floor{};                       // every stored slot with time >= floor is in `slots`
+    Time floor{};  // every stored slot with time >= floor is in `slots`
     std::map<Time, SlotState> slots;
-    std::uint64_t named = 0;            // the last prefetch that named it
+    std::uint64_t named = 0;  // the last prefetch that named it
   };
   bool usable(Owner owner);  // under mutex_
   void clear_locked();

@@ -58,7 +58,7 @@ TEST_CASE("another owner empties the slot cache; no owner bypasses it") {
   SlotCache cache;
   load(cache, 1, {"wf"}, kDay, {at("wf", 3)});
   CHECK_FALSE(cache.slots(std::nullopt, "wf", kDay, kDay + hours(24)));  // lost the lease
-  CHECK_FALSE(cache.slots(1, "wf", kDay, kDay + hours(24)));  // and what it held is gone
+  CHECK_FALSE(cache.slots(1, "wf", kDay, kDay + hours(24)));             // and what it held is gone
   load(cache, 1, {"wf"}, kDay, {at("wf", 3)});
   CHECK_FALSE(cache.slots(2, "wf", kDay, kDay + hours(24)));  // a new epoch starts empty
   CHECK(cache.size() == 0);

@@ -7,17 +7,17 @@
 //   replaced by: upload to a temporary name, rename the old file aside, rename the new one in,
 //   delete the old one. Readers see the old or the new file, never a torn one; only for the
 //   instant between the two renames is there no file at all.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <libssh2.h>
 #include <libssh2_sftp.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <random>
 
 #include "celos/mutex.h"
 #include "celos/sftp.h"

@@ -7,16 +7,16 @@
 //   is "not found" rather than "changed" (OpenSSH behaves the same way).
 #include "io/sftp/sftp_session.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 
 namespace celos {
 

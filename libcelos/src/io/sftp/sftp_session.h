@@ -3,10 +3,10 @@
 // files), SFTP started. Internal to io/sftp/.
 #pragma once
 
+#include <string>
+
 #include <libssh2.h>
 #include <libssh2_sftp.h>
-
-#include <string>
 
 #include "celos/error.h"
 #include "celos/sftp.h"

@@ -71,8 +71,11 @@ std::string parse_job_id(std::string_view text) {
 
 bool controller_unreachable(std::string_view err) {
   static constexpr std::array<std::string_view, 6> kOutage = {
-      "Unable to contact slurm controller", "Socket timed out", "Zero Bytes were transmitted",
-      "Communication connection failure", "Slurm backup controller in standby mode",
+      "Unable to contact slurm controller",
+      "Socket timed out",
+      "Zero Bytes were transmitted",
+      "Communication connection failure",
+      "Slurm backup controller in standby mode",
       "Connection refused"};
   return std::any_of(kOutage.begin(), kOutage.end(),
                      [&](std::string_view part) { return contains(err, part); });
@@ -117,9 +120,11 @@ std::string wrapper_script(const std::string& slot_dir, bool enter_job_dir,
   std::string text =
       "#!/bin/sh\n"
       "# celos: runs the workflow's script and records its exit status (SPEC 16).\n"
-      "d=" + shell_quote(slot_dir) + "/\"$SLURM_JOB_ID\"\n";
+      "d=" +
+      shell_quote(slot_dir) + "/\"$SLURM_JOB_ID\"\n";
   for (const JobDirVariable& v : variables) {
-    text += "export " + v.name + "=" + shell_quote(v.prefix) + "\"$d\"/" + shell_quote(v.file) + "\n";
+    text +=
+        "export " + v.name + "=" + shell_quote(v.prefix) + "\"$d\"/" + shell_quote(v.file) + "\n";
   }
   if (enter_job_dir) text += "cd \"$d\" || exit 1\n";
   text +=
@@ -141,7 +146,8 @@ std::vector<std::string> sbatch_args(const SlurmServiceOptions& options, const S
     return replace_time_variables(text, slot.time);
   };
   std::vector<std::string> args = {
-      "--parsable", "--hold",
+      "--parsable",
+      "--hold",
       "--job-name=" + slot.workflow + "@" + format_time_short(slot.time),
       "--output=" + pattern_escape(slot_dir) + "/%j/stdout",
       "--error=" + pattern_escape(slot_dir) + "/%j/stderr",
@@ -184,7 +190,7 @@ JobState slurm_job_state(std::string_view state) {
   if (!state.empty() && state.back() == '+') state.remove_suffix(1);
   if (state == "COMPLETED") return JobState::kSuccess;
   static constexpr std::array<std::string_view, 10> kFailures = {
-      "FAILED",    "CANCELLED", "TIMEOUT",      "NODE_FAIL", "OUT_OF_MEMORY",
+      "FAILED",    "CANCELLED", "TIMEOUT",  "NODE_FAIL",    "OUT_OF_MEMORY",
       "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"};
   if (std::find(kFailures.begin(), kFailures.end(), state) != kFailures.end()) {
     return JobState::kFailure;
@@ -195,15 +201,14 @@ JobState slurm_job_state(std::string_view state) {
 Result<void> validate_slurm_extra_args(const std::vector<std::string>& args) {
   // SPEC §16's list, plus what would change sbatch's answer (help, usage, version, test-only).
   static constexpr std::array<std::string_view, 18> kControlled = {
-      "output", "error", "chdir", "job-name", "wrap", "parsable", "hold", "export",
-      "export-file", "uid", "gid", "array", "dependency", "input", "help", "usage",
-      "version", "test-only"};
+      "output",     "error",  "chdir",       "job-name", "wrap",    "parsable",
+      "hold",       "export", "export-file", "uid",      "gid",     "array",
+      "dependency", "input",  "help",        "usage",    "version", "test-only"};
   for (const std::string& arg : args) {
     const std::string_view name =
         arg.starts_with("--") ? std::string_view(arg).substr(2, arg.find('=') - 2) : "";
     const bool well_formed =
-        !name.empty() && name.front() != '-' &&
-        std::all_of(name.begin(), name.end(), [](char c) {
+        !name.empty() && name.front() != '-' && std::all_of(name.begin(), name.end(), [](char c) {
           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                  c == '-';
         });

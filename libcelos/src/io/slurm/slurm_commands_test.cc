@@ -14,14 +14,14 @@ using testing::FakeProcessRunner;
 const SlotId kSlot{"wordcount", make_time(2015, 9, 12, 20, 0, 0)};
 
 TEST_CASE("slurm states map as SPEC 12 says; unknown states are running") {
-  for (const char* s : {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED",
-                        "REQUEUED", "RESIZING", "STAGE_OUT", "SOMETHING_NEW"}) {
+  for (const char* s : {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
+                        "RESIZING", "STAGE_OUT", "SOMETHING_NEW"}) {
     CHECK(slurm_job_state(s) == JobState::kRunning);
   }
   CHECK(slurm_job_state("COMPLETED") == JobState::kSuccess);
-  for (const char* s : {"FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-                        "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED",
-                        "CANCELLED by 0", "CANCELLED+"}) {
+  for (const char* s :
+       {"FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
+        "DEADLINE", "SPECIAL_EXIT", "REVOKED", "CANCELLED by 0", "CANCELLED+"}) {
     CHECK(slurm_job_state(s) == JobState::kFailure);
   }
 }
@@ -43,9 +43,12 @@ TEST_CASE("parse_job_id takes the text before any semicolon") {
 }
 
 TEST_CASE("controller outages are told from refusals") {
-  CHECK(slurm::controller_unreachable(FakeProcessRunner::testdata("slurm/sbatch_controller_down.err")));
-  CHECK(slurm::controller_unreachable(FakeProcessRunner::testdata("slurm/squeue_controller_down.err")));
-  CHECK_FALSE(slurm::controller_unreachable(FakeProcessRunner::testdata("slurm/sbatch_bad_partition.err")));
+  CHECK(slurm::controller_unreachable(
+      FakeProcessRunner::testdata("slurm/sbatch_controller_down.err")));
+  CHECK(slurm::controller_unreachable(
+      FakeProcessRunner::testdata("slurm/squeue_controller_down.err")));
+  CHECK_FALSE(
+      slurm::controller_unreachable(FakeProcessRunner::testdata("slurm/sbatch_bad_partition.err")));
   CHECK(slurm::invalid_job_id(FakeProcessRunner::testdata("slurm/squeue_unknown_jobs.err")));
   CHECK(slurm::one_line(FakeProcessRunner::testdata("slurm/sbatch_bad_partition.err")) ==
         "invalid partition specified: nope; Batch job submission failed: Invalid partition name "
@@ -68,11 +71,11 @@ TEST_CASE("sbatch arguments: job name, output into the slot directory, options, 
   options.mem = "4G";
   options.extra_args = {"--comment=${year}", "--exclusive"};
   const auto args = slurm::sbatch_args(options, kSlot, "/jobs/wc%1");
-  CHECK(args == std::vector<std::string>{
-                    "--parsable", "--hold", "--job-name=wordcount@2015-09-12T20:00Z",
-                    "--output=/jobs/wc%%1/%j/stdout", "--error=/jobs/wc%%1/%j/stderr",
-                    "--chdir=/jobs/wc%1", "--partition=debug", "--time=01:30:00",
-                    "--cpus-per-task=4", "--mem=4G", "--comment=2015", "--exclusive"});
+  CHECK(args ==
+        std::vector<std::string>{"--parsable", "--hold", "--job-name=wordcount@2015-09-12T20:00Z",
+                                 "--output=/jobs/wc%%1/%j/stdout", "--error=/jobs/wc%%1/%j/stderr",
+                                 "--chdir=/jobs/wc%1", "--partition=debug", "--time=01:30:00",
+                                 "--cpus-per-task=4", "--mem=4G", "--comment=2015", "--exclusive"});
   const SlotId with_seconds{"wc", make_time(2015, 9, 12, 20, 0, 30)};
   options.cwd = "/data/${year}";
   const auto other = slurm::sbatch_args(options, with_seconds, "/jobs");
@@ -88,10 +91,10 @@ TEST_CASE("extraArgs refuse what is not one --name[=value] and what celos contro
     REQUIRE_FALSE(r);
     CHECK(r.error().message.find("is not one --name or --name=value") != std::string::npos);
   }
-  for (const char* bad : {"--output=/x", "--out=/x", "--error=e", "--chdir=/", "--job-name=x",
-                          "--wrap=id", "--parsable", "--hold", "--export=ALL", "--uid=0",
-                          "--gid=0", "--array=1-3", "--dependency=afterok:1", "--input=f",
-                          "--export-file=f"}) {
+  for (const char* bad :
+       {"--output=/x", "--out=/x", "--error=e", "--chdir=/", "--job-name=x", "--wrap=id",
+        "--parsable", "--hold", "--export=ALL", "--uid=0", "--gid=0", "--array=1-3",
+        "--dependency=afterok:1", "--input=f", "--export-file=f"}) {
     INFO(bad);
     auto r = validate_slurm_extra_args({bad});
     REQUIRE_FALSE(r);

@@ -1,19 +1,19 @@
 // The Slurm external service (celos/slurm_service.h). The text of the commands and of their
 // answers is io/slurm/slurm_commands.cc; this file decides what to run and what the answers mean.
-#include <sys/stat.h>
+#include "celos/slurm_service.h"
 
 #include <atomic>
 #include <cstdlib>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include "celos/dataset.h"
-#include "celos/slurm_service.h"
 #include "celos/utf8.h"
 #include "io/slurm/slurm_commands.h"
 
@@ -39,8 +39,10 @@ Result<void> write_script(const std::string& path, const std::string& text) {
     if (!out.flush()) return fail(fmt::format("cannot write {}", temp));
   }
   std::error_code error;
-  fs::permissions(temp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec, error);
+  fs::permissions(temp,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                      fs::perms::others_read | fs::perms::others_exec,
+                  error);
   if (!error) fs::rename(temp, path, error);
   if (error) return fail(fmt::format("cannot write {}: {}", path, error.message()));
   return {};
@@ -178,8 +180,8 @@ class SlurmService : public ExternalService {
   // Runs a Slurm command, unless the controller did not answer a moment ago (then fails at once).
   Result<ProcessOutput> run(const ProcessRequest& request) {
     if (auto why = outages().down(endpoint_)) {
-      return fail(fmt::format("not asked: the Slurm controller did not answer a moment ago ({})",
-                              *why));
+      return fail(
+          fmt::format("not asked: the Slurm controller did not answer a moment ago ({})", *why));
     }
     auto answer = runner_->run(request);
     if (!answer) {
@@ -223,10 +225,9 @@ class SlurmService : public ExternalService {
     for (const auto& [path, text] : job.files) {
       if (auto written = write_script(path, text); !written) return written;
     }
-    return write_script(dir + "/script",
-                        slurm::job_script(replace_variables(
-                            replace_time_variables(options_.script, slot.time),
-                            job.context.variables)));
+    return write_script(dir + "/script", slurm::job_script(replace_variables(
+                                             replace_time_variables(options_.script, slot.time),
+                                             job.context.variables)));
   }
 
   std::string job_dir(const Job& job) const {
@@ -261,16 +262,18 @@ std::map<std::string, Result<void>> SlurmService::start_many(const std::vector<J
   std::map<std::string, Result<void>> results;
   std::vector<Job> valid;
   for (const auto& job : jobs) {
-    if (slurm::is_job_id(job.external_id)) valid.push_back(job);
-    else results[job.external_id] = invalid_id(job.external_id);
+    if (slurm::is_job_id(job.external_id))
+      valid.push_back(job);
+    else
+      results[job.external_id] = invalid_id(job.external_id);
   }
   if (valid.empty()) return results;
   auto answer = run(command("scontrol", {"release", join_ids(valid)}));
-  const bool outage = !answer || (answer->exit_code != 0 &&
-                                  slurm::controller_unreachable(answer->err));
+  const bool outage =
+      !answer || (answer->exit_code != 0 && slurm::controller_unreachable(answer->err));
   const std::string why = !answer ? answer.error().message : slurm::one_line(answer->err);
-  const auto complaints = answer ? slurm::per_job_complaints(answer->err)
-                                 : std::map<std::string, std::string>{};
+  const auto complaints =
+      answer ? slurm::per_job_complaints(answer->err) : std::map<std::string, std::string>{};
   for (const auto& job : valid) {
     auto& result = results[job.external_id];
     result = {};
@@ -303,8 +306,7 @@ Result<std::map<std::string, QueueEntry>> SlurmService::squeue(const std::vector
 std::optional<std::map<std::string, QueueEntry>> SlurmService::sacct(const std::vector<Job>& jobs) {
   if (jobs.empty() || accounting_disabled_) return std::nullopt;
   auto answer = run(command("sacct", {"--noheader", "--parsable2", "--allocations",
-                                               "--jobs=" + join_ids(jobs),
-                                               "--format=JobID,State"}));
+                                      "--jobs=" + join_ids(jobs), "--format=JobID,State"}));
   if (!answer) return std::nullopt;
   if (answer->exit_code != 0) {
     if (answer->err.find("accounting storage is disabled") != std::string::npos) {
@@ -352,8 +354,10 @@ std::map<std::string, Result<ExternalStatus>> SlurmService::status_many(
   std::map<std::string, Result<ExternalStatus>> results;
   std::vector<Job> valid;
   for (const auto& job : jobs) {
-    if (slurm::is_job_id(job.external_id)) valid.push_back(job);
-    else results[job.external_id] = invalid_id(job.external_id);
+    if (slurm::is_job_id(job.external_id))
+      valid.push_back(job);
+    else
+      results[job.external_id] = invalid_id(job.external_id);
   }
   if (valid.empty()) return results;
   auto queue = squeue(valid);
@@ -373,9 +377,8 @@ std::map<std::string, Result<ExternalStatus>> SlurmService::status_many(
   }
   const auto accounted = sacct(gone);
   for (const auto& job : gone) {
-    results[job.external_id] =
-        forgotten(job, accounted.value_or(std::map<std::string, QueueEntry>{}),
-                  accounted.has_value());
+    results[job.external_id] = forgotten(
+        job, accounted.value_or(std::map<std::string, QueueEntry>{}), accounted.has_value());
   }
   return results;
 }

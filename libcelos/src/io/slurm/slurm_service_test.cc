@@ -2,10 +2,10 @@
 // (testdata/slurm). The end-to-end tests (test/slurm) run the same service on a real cluster.
 #include "celos/slurm_service.h"
 
-#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 
+#include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include "celos/time.h"
@@ -81,12 +81,14 @@ TEST_CASE("submit_with hands a slot its dataset inputs in the script and the env
 
 TEST_CASE("10,000 input paths reach a Slurm job through a file of its job directory") {
   Fixture f([](SlurmServiceOptions& o) {
-    o.script = "echo \"$CELOS_INPUT_CLICKS\" > vars; wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; "
-               "echo ${inputs.clicks} > var";
+    o.script =
+        "echo \"$CELOS_INPUT_CLICKS\" > vars; wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; "
+        "echo ${inputs.clicks} > var";
   });
   f.runner->answer("sbatch", 0, "9\n");
   std::string paths;
-  for (int i = 0; i < 10000; ++i) paths += fmt::format("{}/data/clicks/instance-{:06}", i ? "," : "", i);
+  for (int i = 0; i < 10000; ++i)
+    paths += fmt::format("{}/data/clicks/instance-{:06}", i ? "," : "", i);
   SubmitContext context;
   context.variables["inputs.clicks"] = paths;
   context.env["CELOS_INPUT_CLICKS"] = paths;
@@ -145,7 +147,8 @@ TEST_CASE("start_many releases all jobs of a step with one scontrol") {
 TEST_CASE("start_many: a job Slurm does not know is that job's error; finished ones are fine") {
   Fixture f;
   f.runner->answer("scontrol", 1, "", data("release_mixed.err"));
-  const auto results = f.service->start_many({{kSlot, "7"}, {kSlot, "999"}, {kSlot, "1"}, {kSlot, "5"}});
+  const auto results =
+      f.service->start_many({{kSlot, "7"}, {kSlot, "999"}, {kSlot, "1"}, {kSlot, "5"}});
   CHECK(results.at("7"));
   CHECK(results.at("1"));
   CHECK(results.at("5"));
@@ -219,7 +222,8 @@ TEST_CASE("a job Slurm forgot with no exit record fails with a message; sacct as
   REQUIRE(first.at("20"));
   CHECK(first.at("20").value() == JobState::kFailure);
   CHECK(first.at("20").value().message.find("Slurm no longer knows job 20 and it left no exit "
-                                            "record in " + f.job_dir("20")) == 0);
+                                            "record in " +
+                                            f.job_dir("20")) == 0);
   // Accounting said it is disabled: later steps do not ask again.
   CHECK(f.service->status(kSlot, "21").value() == JobState::kFailure);
   CHECK(f.runner->count("sacct") == 1);
@@ -279,13 +283,15 @@ TEST_CASE("a controller that answers again is asked again") {
 TEST_CASE("kill runs scancel; an ended or forgotten job is not an error") {
   Fixture f;
   f.runner->answer("scancel", 0, "");
-  f.runner->answer("scancel", 1, "", "scancel: error: Kill job error on job id 9: Invalid job id specified\n");
-  f.runner->answer("scancel", 1, "", "scancel: error: Kill job error on job id 9: Unable to contact slurm controller (connect failure)\n");
+  f.runner->answer("scancel", 1, "",
+                   "scancel: error: Kill job error on job id 9: Invalid job id specified\n");
+  f.runner->answer("scancel", 1, "",
+                   "scancel: error: Kill job error on job id 9: Unable to contact slurm controller "
+                   "(connect failure)\n");
   CHECK(f.service->kill(kSlot, "9"));
   CHECK(f.service->kill(kSlot, "9"));
   CHECK_FALSE(f.service->kill(kSlot, "9"));
-  CHECK(f.runner->calls().at(0).argv ==
-        std::vector<std::string>{"/opt/slurm/bin/scancel", "9"});
+  CHECK(f.runner->calls().at(0).argv == std::vector<std::string>{"/opt/slurm/bin/scancel", "9"});
   CHECK_FALSE(f.service->kill(kSlot, "--signal=KILL"));
   CHECK(f.runner->count() == 3);
 }
