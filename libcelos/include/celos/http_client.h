@@ -31,10 +31,20 @@ struct HttpResponse {
   std::string header(std::string_view name) const;
 };
 
+// TLS beyond the system's defaults (the Kubernetes API server's own CA, client certificates):
+// each given as a file or as PEM text. The peer and host are always verified unless `insecure`.
+struct HttpTlsOptions {
+  std::string ca_file, ca_pem;      // trust this CA instead of the system's
+  std::string cert_file, cert_pem;  // client certificate
+  std::string key_file, key_pem;    // its private key
+  bool insecure = false;            // skip verification (kubeconfig insecure-skip-tls-verify)
+};
+
 struct HttpClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds total_timeout{30000};
   bool negotiate = false;  // Kerberos/SPNEGO via libcurl's GSS-API support
+  HttpTlsOptions tls{};
 };
 
 class HttpClient {

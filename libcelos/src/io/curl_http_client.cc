@@ -97,9 +97,28 @@ void set_method(CURL* curl, const HttpRequest& request) {
   }
 }
 
+// A PEM text handed to libcurl (copied by it).
+void set_blob(CURL* curl, CURLoption option, const std::string& pem) {
+  curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(curl, option, &blob);
+}
+
+void set_tls(CURL* curl, const HttpTlsOptions& tls) {
+  if (!tls.ca_pem.empty()) set_blob(curl, CURLOPT_CAINFO_BLOB, tls.ca_pem);
+  if (!tls.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, tls.ca_file.c_str());
+  if (!tls.cert_pem.empty()) set_blob(curl, CURLOPT_SSLCERT_BLOB, tls.cert_pem);
+  if (!tls.cert_file.empty()) curl_easy_setopt(curl, CURLOPT_SSLCERT, tls.cert_file.c_str());
+  if (!tls.key_pem.empty()) set_blob(curl, CURLOPT_SSLKEY_BLOB, tls.key_pem);
+  if (!tls.key_file.empty()) curl_easy_setopt(curl, CURLOPT_SSLKEY, tls.key_file.c_str());
+  if (tls.insecure) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+}
+
 class CurlHttpClient : public HttpClient {
  public:
-  explicit CurlHttpClient(HttpClientOptions options) : options_(options) {
+  explicit CurlHttpClient(HttpClientOptions options) : options_(std::move(options)) {
     std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }
 
@@ -141,6 +160,7 @@ class CurlHttpClient : public HttpClient {
       curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
       curl_easy_setopt(curl, CURLOPT_USERPWD, ":");  // the user comes from the Kerberos ticket
     }
+    set_tls(curl, options_.tls);
     set_method(curl, request);
 
     CURLcode code = curl_easy_perform(curl);
@@ -177,7 +197,7 @@ class CurlHttpClient : public HttpClient {
 }  // namespace
 
 std::shared_ptr<HttpClient> make_curl_http_client(HttpClientOptions options) {
-  return std::make_shared<CurlHttpClient>(options);
+  return std::make_shared<CurlHttpClient>(std::move(options));
 }
 
 }  // namespace celos
