@@ -85,6 +85,7 @@ const ApiFunction kApi[] = {
     {"oozieExternalService", oozie_external_service, 2},
     {"commandExternalService", command_external_service, 2},
     {"slurmExternalService", slurm_external_service_js, 2},
+    {"kubernetesExternalService", kubernetes_external_service_js, 1},
     {"replaceTimeVariables", replace_time_variables_js, 2},
     {"mergeProperties", merge_properties, 2},
     {"dataset", dataset_js, 2},

@@ -32,6 +32,9 @@ struct EvalSettings {
   std::string slurm_bin;
   std::chrono::milliseconds io_timeout{30000};
   std::shared_ptr<ProcessRunner> process_runner;
+  // For kubernetesExternalService (js_kubernetes.cc): null, a libcurl client made from each
+  // service's credentials (TLS verified); tests put a fake here.
+  std::shared_ptr<HttpClient> kubernetes_http;
   // The loader's share of its total time budget left for this file's evaluation, when smaller
   // than max_eval_time (properties functions keep max_eval_time).
   std::optional<std::chrono::milliseconds> load_time_limit{};

@@ -64,6 +64,8 @@ ThrowSite current_site(duk_context* ctx, const std::string& file_name);
 
 // celos.slurmExternalService (js_slurm.cc).
 duk_ret_t slurm_external_service_js(duk_context* ctx);
+// celos.kubernetesExternalService (js_kubernetes.cc).
+duk_ret_t kubernetes_external_service_js(duk_context* ctx);
 // Hands the script an external service object (js_api.cc).
 void push_external_service(duk_context* ctx, ExternalServicePtr service);
 
