@@ -159,6 +159,13 @@ std::optional<SlotState> Step::advance_running(
       run.restart.push_back(slot);
       return std::nullopt;
     case JobState::kRunning:
+      // Running with something to say (a Kubernetes pod that no node takes): the slot stays
+      // RUNNING and keeps the latest reason as its message.
+      if (!(*status)->message.empty() && slot.message != (*status)->message) {
+        SlotState next = slot;
+        next.message = (*status)->message;
+        return next;
+      }
       return std::nullopt;
   }
   return std::nullopt;

@@ -85,6 +85,23 @@ TEST_CASE("a job's failure message is kept with the slot") {
   CHECK(slot->message == "job left no exit record");
 }
 
+TEST_CASE("a running job's message (a pod no node takes) is kept with the RUNNING slot") {
+  World w;
+  w.add("wf");
+  const Time now = kStart + minutes(10);
+  w.scheduler.step(now);
+  w.scheduler.step(now);
+  const std::string why = "pod wf-1 is Unschedulable: 0/1 nodes are available";
+  w.service->set_status("job-1", ExternalStatus(JobState::kRunning, why));
+  w.scheduler.step(now);
+  auto slot = w.db->get_slot({"wf", kStart}).value();
+  CHECK(slot->status == SlotStatus::kRunning);
+  CHECK(slot->message == why);
+  w.service->set_status("job-1", ExternalStatus::kSuccess);
+  w.scheduler.step(now);
+  CHECK(w.status("wf", kStart) == SlotStatus::kSuccess);
+}
+
 TEST_CASE("a RUNNING slot is followed after it leaves the seven-day window") {
   World w;
   w.add("wf").strategy = make_serial_strategy(1);

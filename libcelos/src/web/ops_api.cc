@@ -6,6 +6,7 @@
 #include "api_params.h"
 #include "celos/api.h"
 #include "celos/cluster.h"
+#include "celos/kubernetes_service.h"
 
 namespace celos {
 namespace {
@@ -43,6 +44,8 @@ HttpServerResponse health_ready(const Api& api) {
   const bool ready = loaded && database == "ok";
   json::object checks{{"workflows", loaded ? "ok" : "loading"}, {"stateDatabase", database}};
   if (auto clock = clock_check(api)) checks["clock"] = *clock;  // a warning: ready all the same
+  // How the Kubernetes API servers took celos's credentials: a warning, ready all the same.
+  if (auto kube = kubernetes_health()) checks["kubernetes"] = *kube;
   return json_response(json::object{{"status", ready ? "ok" : "unavailable"},
                                     {"role", api.cluster_role()},
                                     {"checks", std::move(checks)},
