@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "celos/time.h"
 #include "testing/fakes.h"
@@ -247,4 +248,51 @@ TEST_CASE("unreadable credentials leave the slot READY (a failure, not a refusal
   REQUIRE(!submitted);
   CHECK(submitted.error().code != ErrorCode::kInvalid);
   CHECK(submitted.error().message == "cannot read the kubeconfig /nonexistent/kubeconfig");
+}
+
+// Not run by default (`celos_kubernetes_test "[.bench]"`): celos's own share of a status step
+// over 10,000 RUNNING Jobs, the lists answered in-process (bench/README, Kubernetes status).
+TEST_CASE("status of 10,000 Jobs, lists answered in-process", "[.bench]") {
+  MiniKube kube;
+  auto service = kube.service();
+  std::vector<ExternalService::Job> jobs;
+  for (int i = 0; i < 10000; ++i) {
+    const SlotId slot{fmt::format("wf-{:03}", i / 100), kSlot.time + std::chrono::minutes(i % 100)};
+    jobs.push_back({slot, service->submit(slot).value()});
+    kube.jobs.at(jobs.back().external_id).at("spec").as_object()["suspend"] = false;  // resumed
+    kube.set_status(jobs.back().external_id, R"({"active":1,"startTime":"2015-09-12T20:00:00Z"})");
+    const std::string name = jobs.back().external_id.substr(4);
+    kube.pods.push_back(json::parse(R"({"metadata":{"name":")" + name +
+                                    R"(-x","labels":{"job-name":")" + name +
+                                    R"("}},"status":{"phase":"Pending","conditions":[{"type":
+      "PodScheduled","status":"False","reason":"Unschedulable","message":"0/1 nodes"}]}})"));
+  }
+  // The answers as text once, so that only celos's work is timed.
+  const HttpResponse job_list = MiniKube::ok(
+      200, json::parse(
+               kube.answer({"GET", "http://kube/apis/batch/v1/namespaces/etl/jobs", {}, "", false})
+                   .body));
+  const HttpResponse pod_list =
+      kube.answer({"GET", "http://kube/api/v1/namespaces/etl/pods", {}, "", false});
+  auto fast = std::make_shared<testing::FakeHttpClient>();
+  fast->on([&](const HttpRequest& r) -> std::optional<Result<HttpResponse>> {
+    return r.url.find("/pods") != std::string::npos ? pod_list : job_list;
+  });
+  KubernetesServiceOptions o;
+  o.namespace_ = "etl";
+  o.image = "debian:12";
+  KubeCredentials c;
+  c.server = "http://kube";
+  auto timed = make_kubernetes_external_service(o, c, fast);
+  for (int run = 0; run < 3; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    auto answers = timed->status_many(jobs);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    CHECK(answers.size() == 10000);
+    CHECK(answers.at(jobs[0].external_id).value().message.find("Unschedulable") !=
+          std::string::npos);
+    WARN(fmt::format("status_many of 10,000 Jobs: {} ms ({} + {} bytes of lists)", ms.count(),
+                     job_list.body.size(), pod_list.body.size()));
+  }
 }
