@@ -16,10 +16,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,10 +26,12 @@
 
 #include "celos/audit.h"
 #include "celos/auth.h"
+#include "celos/clock.h"
 #include "celos/db_watch.h"
 #include "celos/host_check.h"
 #include "celos/http_server.h"
 #include "celos/metrics.h"
+#include "celos/mutex.h"
 #include "celos/request_pool.h"
 #include "celos/route_table.h"
 #include "celos/scheduler.h"
@@ -44,8 +44,10 @@ namespace celos {
 class StartupGate;
 
 struct ApiOptions {
-  // The current time; empty = the system clock.
+  // The current time; empty = time_source's.
   std::function<Time()> clock = {};
+  // Measures steps (monotonic), and is the current time when `clock` is empty. Not owned.
+  Clock* time_source = &system_clock();
   std::string version = CELOS_VERSION;
   // Host/Origin check (SPEC §16); nothing = no check (unit tests).
   std::optional<HostPolicy> hosts = {};
@@ -142,7 +144,9 @@ class Api {
   std::unique_ptr<Metrics> own_metrics_;
   Metrics* metrics_;
   RouteTable routes_;
-  mutable std::mutex mutation_mutex_;
+  // Serializes the mutations and steps; it guards no field of the Api: what they change is the
+  // scheduler's and the database's.
+  mutable Mutex mutation_mutex_;
 };
 
 // The §6 routes (api_handlers.cc), registered by Api's constructor.
@@ -160,7 +164,8 @@ std::string openapi_json(const RouteTable& table, const std::string& version);
 // (at most `max_wait`, then their timeout runs) and run on the thread that calls open().
 class StartupGate {
  public:
-  explicit StartupGate(std::chrono::milliseconds max_wait = std::chrono::seconds(60));
+  explicit StartupGate(std::chrono::milliseconds max_wait = std::chrono::seconds(60),
+                       Clock& clock = system_clock());
   ~StartupGate();
   StartupGate(const StartupGate&) = delete;
   StartupGate& operator=(const StartupGate&) = delete;
@@ -173,18 +178,19 @@ class StartupGate {
 
  private:
   struct Waiting {
-    std::chrono::steady_clock::time_point deadline;
+    Clock::Monotonic deadline;
     std::function<void()> job;
     std::function<void()> on_timeout;
   };
-  void expire_loop();
+  void expire_loop() EXCLUDES(mutex_);
 
   std::chrono::milliseconds max_wait_;
-  std::atomic<bool> open_{false};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Waiting> waiting_;
-  bool stopping_ = false;
+  Clock& clock_;
+  std::atomic<bool> open_{false};  // written under mutex_, read without it by is_open()
+  Mutex mutex_;
+  CondVar wake_;
+  std::deque<Waiting> waiting_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread timer_;
 };
 
@@ -210,12 +216,12 @@ class SerialWorker {
     std::function<void()> run;
     std::function<void()> cancel;
   };
-  void loop();
+  void loop() EXCLUDES(mutex_);
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> queue_;
-  bool stopping_ = false;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  std::deque<Job> queue_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
@@ -250,7 +256,8 @@ AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker,
 // that runs longer than the interval is followed by the next one at once (no pile-up).
 class PeriodicStepper {
  public:
-  PeriodicStepper(const Api& api, SerialWorker& worker, std::chrono::milliseconds interval);
+  PeriodicStepper(const Api& api, SerialWorker& worker, std::chrono::milliseconds interval,
+                  Clock& clock = system_clock());
   ~PeriodicStepper();
   PeriodicStepper(const PeriodicStepper&) = delete;
   PeriodicStepper& operator=(const PeriodicStepper&) = delete;
@@ -261,15 +268,16 @@ class PeriodicStepper {
   int steps() const;
 
  private:
-  void loop();
+  void loop() EXCLUDES(mutex_);
 
   const Api& api_;
   SerialWorker& worker_;
   std::chrono::milliseconds interval_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  int steps_ = 0;
+  Clock& clock_;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  int steps_ GUARDED_BY(mutex_) = 0;
   std::thread thread_;
 };
 

@@ -17,9 +17,11 @@
 #include <string_view>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/error.h"
 #include "celos/http_client.h"
 #include "celos/http_server.h"
+#include "celos/mutex.h"
 #include "celos/route_table.h"
 
 namespace celos {
@@ -44,25 +46,30 @@ struct Token {
 class TokenStore {
  public:
   // Reads the file: kInvalid naming the file if it is missing or malformed (exit 2 at start).
-  [[nodiscard]] static Result<std::unique_ptr<TokenStore>> open(std::string path);
+  // `clock` paces the checks for a changed file (its monotonic()).
+  [[nodiscard]] static Result<std::unique_ptr<TokenStore>> open(std::string path,
+                                                                Clock& clock = system_clock());
 
   // Re-reads the file. On failure the previous tokens stay and the error is logged & returned.
-  Result<void> reload();
+  Result<void> reload() EXCLUDES(reload_mutex_);
   // reload() if the file's size, mtime or inode changed since the last read.
-  void reload_if_changed();
+  void reload_if_changed() EXCLUDES(reload_mutex_);
 
   // The token whose hash matches `token`, if any (constant time in the token's content).
   std::optional<Token> find(std::string_view token) const;
   const std::string& path() const { return path_; }
 
  private:
-  explicit TokenStore(std::string path) : path_(std::move(path)) {}
+  TokenStore(std::string path, Clock& clock) : path_(std::move(path)), clock_(clock) {}
   std::string stamp() const;
+  std::int64_t monotonic_ms() const;
 
   std::string path_;
+  Clock& clock_;
   std::atomic<std::shared_ptr<const std::vector<Token>>> tokens_;
   std::atomic<std::int64_t> next_check_ms_{0};
-  std::string stamp_;  // of the last read; guarded by next_check_ms_'s winner / reload's caller
+  Mutex reload_mutex_;                           // reloads are rare and never on the lookups' path
+  std::string stamp_ GUARDED_BY(reload_mutex_);  // of the last read
 };
 
 // An HttpClient that adds `Authorization: Bearer <token>` to every request (celos-ui's

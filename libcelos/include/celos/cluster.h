@@ -10,18 +10,18 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/error.h"
 #include "celos/lease_guard.h"
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "celos/time.h"
 
@@ -90,6 +90,8 @@ struct ClusterOptions {
   std::string node_id;
   std::string url;  // advertised
   std::chrono::seconds lease{10};
+  // The renewals' schedule and the lease's local deadline (monotonic), view()'s times (now).
+  Clock* clock = &system_clock();
 };
 
 // The file backend's cluster of one.
@@ -105,17 +107,21 @@ std::unique_ptr<Cluster> make_postgres_cluster(std::string uri, ClusterOptions o
 // workflow files, SPEC §16).
 class PeriodicTask {
  public:
-  PeriodicTask(std::chrono::milliseconds interval, std::function<void()> task);
+  PeriodicTask(std::chrono::milliseconds interval, std::function<void()> task,
+               Clock& clock = system_clock());
   ~PeriodicTask();
   PeriodicTask(const PeriodicTask&) = delete;
   PeriodicTask& operator=(const PeriodicTask&) = delete;
 
  private:
+  void loop() EXCLUDES(mutex_);
+
   std::chrono::milliseconds interval_;
   std::function<void()> task_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
+  Clock& clock_;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "celos/clock.h"
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 
 namespace celos {
@@ -17,13 +17,13 @@ namespace celos {
 // previous one ended).
 class DatabaseWatch {
  public:
-  using Clock = std::chrono::steady_clock;
   struct Seen {
     std::string status;  // "ok", why not, or "no answer for N s" while a check hangs
     std::optional<std::chrono::milliseconds> age;  // since the last check ended; none yet
   };
 
-  DatabaseWatch(StateDatabase& db, std::chrono::milliseconds interval);
+  DatabaseWatch(StateDatabase& db, std::chrono::milliseconds interval,
+                Clock& clock = system_clock());
   ~DatabaseWatch();
   DatabaseWatch(const DatabaseWatch&) = delete;
   DatabaseWatch& operator=(const DatabaseWatch&) = delete;
@@ -33,16 +33,17 @@ class DatabaseWatch {
   Seen last() const;
 
  private:
-  void loop();
+  void loop() EXCLUDES(mutex_);
 
   StateDatabase& db_;
   const std::chrono::milliseconds interval_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::string status_ = "not checked yet";
-  std::optional<Clock::time_point> ended_;
-  std::optional<Clock::time_point> running_since_;
+  Clock& clock_;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  std::string status_ GUARDED_BY(mutex_) = "not checked yet";
+  std::optional<Clock::Monotonic> ended_ GUARDED_BY(mutex_);
+  std::optional<Clock::Monotonic> running_since_ GUARDED_BY(mutex_);
   std::thread thread_;
 };
 

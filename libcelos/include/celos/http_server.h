@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "celos/clock.h"
+
 namespace celos {
 
 struct HttpServerRequest {
@@ -53,6 +55,8 @@ struct HttpServerOptions {
   std::chrono::seconds stop_timeout{60};
   // One info line per request (peer, method, target, status, duration) through spdlog.
   bool log_requests = true;
+  // Measures the requests' durations and stop()'s wait (its monotonic()). Not owned.
+  Clock* clock = &system_clock();
 };
 
 class HttpServer {

@@ -14,12 +14,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "celos/external_call_observer.h"
+#include "celos/mutex.h"
 #include "celos/scheduler.h"
 #include "celos/state_db.h"
 #include "celos/workflow.h"
@@ -98,8 +98,8 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   std::function<std::optional<double>()> clock_skew_;
   // The slots the last step looked at, by status (adjusted by API changes since); written by
   // the step and API mutations (serialized), read by scrapes.
-  mutable std::mutex slots_mutex_;
-  std::array<long long, kSlotStatusCount> slots_{};
+  mutable Mutex slots_mutex_;
+  std::array<long long, kSlotStatusCount> slots_ GUARDED_BY(slots_mutex_){};
 };
 
 }  // namespace celos

@@ -13,18 +13,18 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/http_client.h"
+#include "celos/mutex.h"
 #include "celos/scheduler.h"
 
 namespace celos {
@@ -37,7 +37,7 @@ struct NotifierOptions {
   std::chrono::milliseconds first_retry{std::chrono::seconds(5)};
   std::chrono::milliseconds max_retry{std::chrono::minutes(2)};
   std::chrono::milliseconds give_up_after{std::chrono::minutes(15)};
-  std::function<Time()> clock;  // empty = the system clock
+  Clock* clock = nullptr;  // the retry schedule and the waits; none: system_clock()
   // Called (under the queue's lock: keep it quick) for every notification dropped because the
   // queue was full: celos_notifications_dropped_total.
   std::function<void()> on_drop = {};
@@ -76,14 +76,16 @@ class NotificationQueue {
   std::uint64_t refused() const;
 
  private:
-  void push(Notification n);
-  bool refused_now(const Notification& n);  // logged and counted when refused
-  std::string payload(const SlotChange& change, const Workflow* workflow);
+  void push(Notification n) EXCLUDES(mutex_);
+  bool refused_now(const Notification& n) EXCLUDES(mutex_);  // logged and counted when refused
+  std::string payload(const SlotChange& change, const Workflow* workflow) REQUIRES(mutex_);
 
   NotifierOptions options_;
-  mutable std::mutex mutex_;
-  std::deque<Notification> queue_;
-  std::uint64_t dropped_ = 0, delivered_ = 0, undeliverable_ = 0, refused_ = 0, counter_ = 0;
+  mutable Mutex mutex_;
+  std::deque<Notification> queue_ GUARDED_BY(mutex_);
+  std::uint64_t dropped_ GUARDED_BY(mutex_) = 0, delivered_ GUARDED_BY(mutex_) = 0,
+                         undeliverable_ GUARDED_BY(mutex_) = 0, refused_ GUARDED_BY(mutex_) = 0,
+                         counter_ GUARDED_BY(mutex_) = 0;
   std::string id_prefix_;
 };
 
@@ -106,12 +108,12 @@ class Notifier final : public SchedulerListener {
   Time now() const;
 
   std::function<WorkflowConfigPtr()> config_;
-  std::function<Time()> clock_;
+  Clock& clock_;
   NotificationQueue queue_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  bool woken_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  bool woken_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "celos/error.h"
+#include "celos/mutex.h"
 
 namespace celos {
 
@@ -21,8 +21,8 @@ class ReloadHooks {
   int run();
 
  private:
-  std::mutex mutex_;
-  std::vector<std::pair<std::string, std::function<Result<void>()>>> hooks_;
+  Mutex mutex_;  // also keeps two reloads from running at once
+  std::vector<std::pair<std::string, std::function<Result<void>()>>> hooks_ GUARDED_BY(mutex_);
 };
 
 }  // namespace celos

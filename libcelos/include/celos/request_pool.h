@@ -10,39 +10,41 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "celos/clock.h"
+#include "celos/mutex.h"
 
 namespace celos {
 
 class DeadlineTimer {
  public:
-  using Clock = std::chrono::steady_clock;
-  DeadlineTimer();
+  explicit DeadlineTimer(Clock& clock = system_clock());
   // Callbacks not yet due are dropped.
   ~DeadlineTimer();
   DeadlineTimer(const DeadlineTimer&) = delete;
   DeadlineTimer& operator=(const DeadlineTimer&) = delete;
 
   // Runs `callback` on the timer's thread at `when` (at once if past). Callbacks must be short.
-  void at(Clock::time_point when, std::function<void()> callback);
+  // `when` is on the clock's monotonic().
+  void at(Clock::Monotonic when, std::function<void()> callback);
   void after(std::chrono::milliseconds delay, std::function<void()> callback) {
-    at(Clock::now() + delay, std::move(callback));
+    at(clock_.monotonic() + delay, std::move(callback));
   }
 
  private:
-  void loop();
+  void loop() EXCLUDES(mutex_);
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::multimap<Clock::time_point, std::function<void()>> due_;
-  bool stopping_ = false;
+  Clock& clock_;
+  Mutex mutex_;
+  CondVar wake_;
+  std::multimap<Clock::Monotonic, std::function<void()>> due_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
@@ -85,14 +87,14 @@ class RequestPool {
     std::function<void()> run;
     std::function<void()> cancel;
   };
-  void loop();
+  void loop() EXCLUDES(mutex_);
 
   const std::size_t max_queued_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Job> queue_;
-  std::size_t running_ = 0;
-  bool stopping_ = false;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  std::deque<Job> queue_ GUARDED_BY(mutex_);
+  std::size_t running_ GUARDED_BY(mutex_) = 0;
+  bool stopping_ GUARDED_BY(mutex_) = false;
   std::vector<std::thread> threads_;
 };
 

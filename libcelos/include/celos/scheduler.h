@@ -11,16 +11,17 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/error.h"
 #include "celos/executor.h"
 #include "celos/file_system.h"
 #include "celos/lease_guard.h"
+#include "celos/mutex.h"
 #include "celos/range_ops.h"
 #include "celos/slot.h"
 #include "celos/state_db.h"
@@ -94,6 +95,9 @@ class Scheduler {
   // node's lease; not owned, must outlive the scheduler). Default: always current. Call before
   // the first step.
   void set_lease_guard(LeaseGuard& guard) { guard_ = &guard; }
+  // The clock that measures steps and their phases (not owned; must outlive the scheduler).
+  // Default: system_clock(). The step's `now` is always given. Call before the first step.
+  void set_clock(Clock& clock) { clock_ = &clock; }
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -152,12 +156,13 @@ class Scheduler {
   WorkflowSource& source_;
   StateDatabase& db_;
   FileSystemResolver& file_systems_;
-  std::mutex config_mutex_;
-  WorkflowConfigPtr config_;
+  Mutex config_mutex_;
+  WorkflowConfigPtr config_ GUARDED_BY(config_mutex_);
   std::vector<SchedulerListener*> listeners_;
   std::unique_ptr<Executor> inline_executor_;
   Executor* executor_;
   LeaseGuard* guard_ = &always_current_lease_guard();
+  Clock* clock_ = &system_clock();
 };
 
 }  // namespace celos

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/external_service.h"
 #include "celos/process_runner.h"
 
@@ -52,6 +53,7 @@ struct SlurmServiceOptions {
   // controller (same slurm_bin, SLURM_CONF and jobs_dir) fail at once for this long (SPEC §16:
   // an endpoint's remaining calls in the step fail at once).
   std::chrono::milliseconds outage_pause{10000};
+  Clock* clock = &system_clock();  // measures outage_pause (monotonic); not owned
 };
 
 // The Slurm service runs its commands with `runner`.

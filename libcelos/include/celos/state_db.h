@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +21,7 @@
 
 #include "celos/error.h"
 #include "celos/file_system.h"
+#include "celos/mutex.h"
 #include "celos/slot.h"
 #include "celos/time.h"
 
@@ -152,17 +152,17 @@ class WriteFence {
     std::int64_t epoch = 0;
   };
   void set(std::optional<Holder> holder) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     holder_ = std::move(holder);
   }
   std::optional<Holder> get() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return holder_;
   }
 
  private:
-  mutable std::mutex mutex_;
-  std::optional<Holder> holder_;
+  mutable Mutex mutex_;
+  std::optional<Holder> holder_ GUARDED_BY(mutex_);
 };
 
 struct StateDatabaseOptions {

@@ -33,9 +33,9 @@ Result<std::chrono::milliseconds> LeaseConfirmation::remaining(const WriteFence:
 Result<void> LeaseConfirmation::confirm() {
   const auto holder = fence_->get();
   if (!holder) return fail("this node does not hold the cluster's lease", ErrorCode::kUnavailable);
-  std::lock_guard lock(mutex_);
-  if (trusted_epoch_ == holder->epoch && Steady::now() < trusted_until_) return {};
-  const auto sent = Steady::now();
+  MutexLock lock(mutex_);
+  const auto sent = clock_.monotonic();
+  if (trusted_epoch_ == holder->epoch && sent < trusted_until_) return {};
   auto left = remaining(*holder);
   if (!left) {
     trusted_until_ = {};

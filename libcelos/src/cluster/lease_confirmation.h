@@ -8,8 +8,9 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
+#include "celos/clock.h"
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "io/pg.h"
 
@@ -22,22 +23,22 @@ class LeaseConfirmation {
   // `fence` names the lease this node holds (cleared when it does not); `margin` is how long the
   // lease must still run at the database. Connections come from `pool`.
   LeaseConfirmation(pg::Pool& pool, std::shared_ptr<const WriteFence> fence,
-                    std::chrono::milliseconds margin)
-      : pool_(pool), fence_(std::move(fence)), margin_(margin) {}
+                    std::chrono::milliseconds margin, Clock& clock = system_clock())
+      : pool_(pool), fence_(std::move(fence)), margin_(margin), clock_(clock) {}
 
   // Thread-safe: concurrent callers wait for one query and share its answer.
   [[nodiscard]] Result<void> confirm();
 
  private:
-  using Steady = std::chrono::steady_clock;
   [[nodiscard]] Result<std::chrono::milliseconds> remaining(const WriteFence::Holder& holder);
 
   pg::Pool& pool_;
   std::shared_ptr<const WriteFence> fence_;
   std::chrono::milliseconds margin_;
-  std::mutex mutex_;
-  std::int64_t trusted_epoch_ = 0;
-  Steady::time_point trusted_until_{};
+  Clock& clock_;
+  Mutex mutex_;  // also makes concurrent callers wait for one query
+  std::int64_t trusted_epoch_ GUARDED_BY(mutex_) = 0;
+  Clock::Monotonic trusted_until_ GUARDED_BY(mutex_){};
 };
 
 }  // namespace celos

@@ -2,10 +2,9 @@
 // PostgreSQL: it holds only while the lease row names this node and epoch with time to spare.
 #include "cluster/lease_confirmation.h"
 
-#include <thread>
-
 #include <catch2/catch.hpp>
 
+#include "celos/clock.h"
 #include "celos/state_db.h"
 #include "testing/postgres_server.h"
 
@@ -69,13 +68,13 @@ TEST_CASE("a reused lease confirmation asks again once its short reuse is over")
       "INSERT INTO celos_lease VALUES ('c', 'n1', 'http://n1', 7, now(), "
       "now() + interval '60 seconds')");
   fence->set(WriteFence::Holder{"c", "n1", 7});
-  LeaseConfirmation confirmation(pool, fence, milliseconds(2000));
+  ManualClock clock;
+  LeaseConfirmation confirmation(pool, fence, milliseconds(2000), clock);
   REQUIRE(confirmation.confirm());
   lease.sql("UPDATE celos_lease SET holder = 'n2', epoch = 8");
-  // Reused for at most LeaseConfirmation::kReuse (1 s): bounded poll, no timing assertion.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (confirmation.confirm() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(50));
-  }
+  // Reused for LeaseConfirmation::kReuse (1 s) on its clock, not asked again before.
+  clock.advance(LeaseConfirmation::kReuse - milliseconds(1));
+  CHECK(confirmation.confirm());
+  clock.advance(milliseconds(1));
   CHECK_FALSE(confirmation.confirm());
 }

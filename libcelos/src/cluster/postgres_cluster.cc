@@ -3,26 +3,19 @@
 // never ours), renewed with an UPDATE that requires holder, epoch and an unexpired lease. No
 // session state is relied upon (no advisory locks), so it works through a connection pooler.
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "celos/cluster.h"
+#include "celos/mutex.h"
 #include "cluster/lease_confirmation.h"
 #include "io/pg.h"
 #include "io/postgres/postgres.h"
 
 namespace celos {
 namespace {
-
-using Steady = std::chrono::steady_clock;
-
-Time wall_now() {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-}
 
 Time ms_time(const std::optional<std::string>& text) {
   return Time{std::chrono::milliseconds(text ? std::stoll(*text) : 0)};
@@ -33,6 +26,7 @@ class PostgresCluster final : public Cluster {
   PostgresCluster(std::string uri, ClusterOptions options, std::shared_ptr<WriteFence> fence)
       : uri_(std::move(uri)),
         options_(std::move(options)),
+        clock_(*options_.clock),
         fence_(std::move(fence)),
         reads_(uri_, pg::SessionLimits{lease_ms()}) {
     tick();
@@ -41,24 +35,29 @@ class PostgresCluster final : public Cluster {
 
   ~PostgresCluster() override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
     thread_.join();
-    if (leading_) (void)release(std::chrono::seconds(0));  // a clean stop hands over at once
+    if (leading()) (void)release(std::chrono::seconds(0));  // a clean stop hands over at once
   }
 
   const std::string& node_id() const override { return options_.node_id; }
 
   std::optional<std::chrono::milliseconds> clock_skew() const override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return skew_;
   }
 
   bool is_leader() const override {
-    std::lock_guard lock(mutex_);
-    return leading_ && Steady::now() < valid_until_;
+    MutexLock lock(mutex_);
+    return leading_ && clock_.monotonic() < valid_until_;
+  }
+
+  bool leading() const EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return leading_;
   }
 
   std::optional<std::string> leader_url() const override {
@@ -72,14 +71,14 @@ class PostgresCluster final : public Cluster {
   // takeover is not); the last tick's answer when the database cannot be asked.
   std::optional<ClusterLeaderInfo> lease_holder() const override {
     auto fresh = current_holder();
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (fresh) holder_ = *fresh;
     if (holder_.id.empty()) return std::nullopt;
     return holder_;
   }
 
   std::optional<std::string> forward_secret() const override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (secret_.empty()) return std::nullopt;
     return secret_;
   }
@@ -99,7 +98,7 @@ class PostgresCluster final : public Cluster {
   Result<Time> step_down(std::chrono::seconds hold) override {
     if (!is_leader()) return fail("this node is not the cluster's leader", ErrorCode::kInvalid);
     if (auto released = release(hold); !released) return tl::unexpected(released.error());
-    return wall_now() + std::chrono::duration_cast<std::chrono::milliseconds>(hold);
+    return clock_.now() + std::chrono::duration_cast<std::chrono::milliseconds>(hold);
   }
 
  private:
@@ -111,11 +110,13 @@ class PostgresCluster final : public Cluster {
     return std::max(std::chrono::milliseconds(1000), lease_ms() / 5);
   }
 
-  void loop() {
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      wake_.wait_for(lock, lease_ms() / 3, [this] { return stopping_; });
-      if (stopping_) break;
+  void loop() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    while (true) {
+      const auto deadline = clock_.monotonic() + lease_ms() / 3;
+      while (!stopping_ && clock_.wait_until(wake_, mutex_, deadline)) {
+      }
+      if (stopping_) return;
       lock.unlock();
       tick();
       lock.lock();
@@ -141,8 +142,8 @@ class PostgresCluster final : public Cluster {
       (void)pg::exec(conn_.get(),
                      fmt::format("SET statement_timeout = {}", lease_ms().count() / 3));
     }
-    const auto sent = Steady::now();
-    Result<void> done = leading_ ? renew(sent) : campaign(sent);
+    const auto sent = clock_.monotonic();
+    Result<void> done = leading() ? renew(sent) : campaign(sent);
     if (done) done = heartbeat();
     if (done && forward_secret() == std::nullopt) done = read_secret();
     if (!done) {
@@ -151,15 +152,19 @@ class PostgresCluster final : public Cluster {
     }
   }
 
-  Result<void> renew(Steady::time_point sent) {
+  Result<void> renew(Clock::Monotonic sent) EXCLUDES(mutex_) {
+    const std::int64_t epoch = [&] {
+      MutexLock lock(mutex_);
+      return epoch_;
+    }();
     auto r = pg::exec(conn_.get(),
                       "UPDATE celos_lease SET expires = now() + $4 * interval '1 millisecond' "
                       "WHERE cluster = $1 AND holder = $2 AND epoch = $3 AND expires > now() "
                       "RETURNING epoch",
-                      {options_.name, options_.node_id, std::to_string(epoch_),
+                      {options_.name, options_.node_id, std::to_string(epoch),
                        std::to_string(lease_ms().count())});
     if (!r) return tl::unexpected(r.error());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (PQntuples(r->get()) == 1) {
       valid_until_ = sent + lease_ms() - margin();
       return {};
@@ -170,9 +175,9 @@ class PostgresCluster final : public Cluster {
     return {};
   }
 
-  Result<void> campaign(Steady::time_point sent) {
+  Result<void> campaign(Clock::Monotonic sent) EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (sent < hold_until_) return {};
     }
     auto r = pg::exec(
@@ -185,7 +190,7 @@ class PostgresCluster final : public Cluster {
         {options_.name, options_.node_id, options_.url, std::to_string(lease_ms().count())});
     if (!r) return tl::unexpected(r.error());
     if (PQntuples(r->get()) != 1) return {};
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     epoch_ = std::stoll(pg::field(r->get(), 0, 0).value_or("0"));
     leading_ = true;
     valid_until_ = sent + lease_ms() - margin();
@@ -205,7 +210,7 @@ class PostgresCluster final : public Cluster {
                  {options_.name, options_.node_id, options_.url,
                   std::string(to_string(leader ? ClusterRole::kLeader : ClusterRole::kStandby))});
     if (!r) return tl::unexpected(r.error());
-    const Time asked = wall_now();
+    const Time asked = clock_.now();
     r = pg::exec(conn_.get(),
                  "SELECT (SELECT holder FROM celos_lease WHERE cluster = $1 "
                  "AND holder IS NOT NULL AND expires > now()), "
@@ -213,8 +218,8 @@ class PostgresCluster final : public Cluster {
                  "AND expires > now()), (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
                  {options_.name});
     if (!r) return tl::unexpected(r.error());
-    measure_skew(asked, wall_now(), ms_time(pg::field(r->get(), 0, 2)));
-    std::lock_guard lock(mutex_);
+    measure_skew(asked, clock_.now(), ms_time(pg::field(r->get(), 0, 2)));
+    MutexLock lock(mutex_);
     holder_ = ClusterLeaderInfo{
         pg::field(r->get(), 0, 0).value_or(""), pg::field(r->get(), 0, 1).value_or(""), 0, {}};
     return {};
@@ -227,7 +232,7 @@ class PostgresCluster final : public Cluster {
     if (round_trip > std::chrono::milliseconds(1000)) return;  // too slow to tell
     const auto skew = database - (asked + round_trip / 2);
     const bool skewed = std::chrono::abs(skew) - round_trip / 2 > kClockSkewWarning;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (skewed && !skew_warned_) {
       spdlog::warn(
           "cluster: this node's clock is {:.1f} s {} the database's (more than {} s): "
@@ -275,7 +280,7 @@ class PostgresCluster final : public Cluster {
     }
     if (!r) return tl::unexpected(r.error());
     if (PQntuples(r->get()) != 1) return {};
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     secret_ = pg::field(r->get(), 0, 0).value_or("");
     return {};
   }
@@ -284,11 +289,11 @@ class PostgresCluster final : public Cluster {
   Result<void> release(std::chrono::seconds hold) {
     std::int64_t epoch;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       epoch = epoch_;
       leading_ = false;
       fence_->set(std::nullopt);
-      hold_until_ = Steady::now() + hold;
+      hold_until_ = clock_.monotonic() + hold;
     }
     auto conn = reads_.take();
     if (!conn) return tl::unexpected(conn.error());
@@ -305,22 +310,23 @@ class PostgresCluster final : public Cluster {
 
   const std::string uri_;
   const ClusterOptions options_;
+  Clock& clock_;
   std::shared_ptr<WriteFence> fence_;
   mutable pg::Pool reads_;
   pg::Conn conn_;  // the ticking thread's
-  LeaseConfirmation confirmation_{reads_, fence_, margin()};
+  LeaseConfirmation confirmation_{reads_, fence_, margin(), clock_};
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  bool leading_ = false;
-  std::int64_t epoch_ = 0;
-  Steady::time_point valid_until_{};
-  Steady::time_point hold_until_{};
-  mutable ClusterLeaderInfo holder_;  // as last seen (an empty id: none)
-  std::string secret_;                // the forwarding secret, once read
-  std::optional<std::chrono::milliseconds> skew_;
-  bool skew_warned_ = false;
+  mutable Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  bool leading_ GUARDED_BY(mutex_) = false;
+  std::int64_t epoch_ GUARDED_BY(mutex_) = 0;
+  Clock::Monotonic valid_until_ GUARDED_BY(mutex_){};
+  Clock::Monotonic hold_until_ GUARDED_BY(mutex_){};
+  mutable ClusterLeaderInfo holder_ GUARDED_BY(mutex_);  // as last seen (an empty id: none)
+  std::string secret_ GUARDED_BY(mutex_);                // the forwarding secret, once read
+  std::optional<std::chrono::milliseconds> skew_ GUARDED_BY(mutex_);
+  bool skew_warned_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 
@@ -357,7 +363,7 @@ Result<ClusterView> PostgresCluster::view() {
     v.nodes.push_back(std::move(n));
   }
   v.self = {options_.node_id, options_.url,
-            is_leader() ? ClusterRole::kLeader : ClusterRole::kStandby, wall_now()};
+            is_leader() ? ClusterRole::kLeader : ClusterRole::kStandby, clock_.now()};
   return v;
 }
 

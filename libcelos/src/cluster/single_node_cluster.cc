@@ -11,14 +11,10 @@ std::string_view to_string(ClusterRole role) {
 
 namespace {
 
-Time wall_now() {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-}
-
 class SingleNodeCluster final : public Cluster {
  public:
   explicit SingleNodeCluster(ClusterOptions options)
-      : options_(std::move(options)), since_(wall_now()) {}
+      : options_(std::move(options)), since_(options_.clock->now()) {}
   const std::string& node_id() const override { return options_.node_id; }
   bool is_leader() const override { return true; }
   std::optional<std::string> leader_url() const override { return std::nullopt; }
@@ -31,7 +27,7 @@ class SingleNodeCluster final : public Cluster {
   Result<ClusterView> view() override {
     ClusterView v;
     v.name = options_.name;
-    v.self = {options_.node_id, options_.url, ClusterRole::kLeader, wall_now()};
+    v.self = {options_.node_id, options_.url, ClusterRole::kLeader, options_.clock->now()};
     v.leader = ClusterLeaderInfo{options_.node_id, options_.url, 1, since_};
     v.nodes = {v.self};
     return v;
@@ -51,19 +47,26 @@ class SingleNodeCluster final : public Cluster {
 
 }  // namespace
 
-PeriodicTask::PeriodicTask(std::chrono::milliseconds interval, std::function<void()> task)
-    : interval_(interval), task_(std::move(task)), thread_([this] {
-        std::unique_lock lock(mutex_);
-        while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-          lock.unlock();
-          task_();
-          lock.lock();
-        }
-      }) {}
+PeriodicTask::PeriodicTask(std::chrono::milliseconds interval, std::function<void()> task,
+                           Clock& clock)
+    : interval_(interval), task_(std::move(task)), clock_(clock), thread_([this] { loop(); }) {}
+
+void PeriodicTask::loop() {
+  MutexLock lock(mutex_);
+  while (true) {
+    const auto deadline = clock_.monotonic() + interval_;
+    while (!stopping_ && clock_.wait_until(wake_, mutex_, deadline)) {
+    }
+    if (stopping_) return;
+    lock.unlock();
+    task_();
+    lock.lock();
+  }
+}
 
 PeriodicTask::~PeriodicTask() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();

@@ -198,7 +198,7 @@ std::optional<std::string> field(PGresult* r, int row, int col) {
 
 Result<Conn> Pool::take() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!idle_.empty()) {
       Conn c = std::move(idle_.back());
       idle_.pop_back();
@@ -209,7 +209,7 @@ Result<Conn> Pool::take() {
 }
 
 void Pool::put(Conn conn) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (idle_.size() < 16) idle_.push_back(std::move(conn));
 }
 

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +12,7 @@
 #include <libpq-fe.h>
 
 #include "celos/error.h"
+#include "celos/mutex.h"
 
 namespace celos::pg {
 
@@ -94,8 +94,8 @@ class Pool {
  private:
   std::string uri_;
   SessionLimits limits_;
-  std::mutex mutex_;
-  std::vector<Conn> idle_;
+  Mutex mutex_;
+  std::vector<Conn> idle_ GUARDED_BY(mutex_);
 };
 
 // A connection taken from a pool for one scope, returned when healthy.

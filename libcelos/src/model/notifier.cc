@@ -14,14 +14,12 @@ namespace {
 
 namespace json = boost::json;
 
-Time system_now() {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-}
-
 std::string random_prefix() {
   std::random_device random;
   return fmt::format("{:08x}{:08x}", random(), random());
 }
+
+constexpr std::chrono::milliseconds kShortestWait{1};
 
 bool listed(const std::vector<SlotStatus>& on, SlotStatus s) {
   return std::find(on.begin(), on.end(), s) != on.end();
@@ -62,7 +60,7 @@ void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& conf
   for (const std::string& url : webhooks) {
     std::string body;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       body = payload(change, workflow);
     }
     push(Notification{url, std::move(body), change.at, change.at, 0});
@@ -70,7 +68,7 @@ void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& conf
 }
 
 void NotificationQueue::push(Notification n) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (queue_.size() >= options_.capacity && !queue_.empty()) {
     spdlog::warn("notification queue full ({}): dropping the oldest, to {}: {}", options_.capacity,
                  queue_.front().webhook, queue_.front().body);
@@ -85,7 +83,7 @@ std::optional<Time> NotificationQueue::send_due(Time now) {
   for (;;) {
     Notification n;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto due = std::min_element(queue_.begin(), queue_.end(),
                                   [](const auto& a, const auto& b) { return a.due < b.due; });
       if (due == queue_.end()) return std::nullopt;
@@ -102,7 +100,7 @@ std::optional<Time> NotificationQueue::send_due(Time now) {
     auto answer = options_.http->send(request);
     ++n.attempts;
     if (answer && answer->status >= 200 && answer->status < 300) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       ++delivered_;
       continue;
     }
@@ -113,14 +111,14 @@ std::optional<Time> NotificationQueue::send_due(Time now) {
     if (now + delay - n.created > options_.give_up_after) {
       spdlog::error("notification undeliverable after {} attempts to {}: {} (last: {})", n.attempts,
                     n.webhook, n.body, why);
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       ++undeliverable_;
       continue;
     }
     spdlog::warn("notification to {} failed ({}), retry {} in {} s", n.webhook, why, n.attempts,
                  delay.count() / 1000.0);
     n.due = now + delay;
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     queue_.push_back(std::move(n));
   }
 }
@@ -134,42 +132,42 @@ bool NotificationQueue::refused_now(const Notification& n) {
       "server; --allow-loopback-webhooks allows it): {}",
       n.webhook, *why, n.body);
   if (options_.on_refused) options_.on_refused();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++refused_;
   return true;
 }
 
 std::uint64_t NotificationQueue::refused() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return refused_;
 }
 
 std::size_t NotificationQueue::size() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return queue_.size();
 }
 std::uint64_t NotificationQueue::dropped() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return dropped_;
 }
 std::uint64_t NotificationQueue::delivered() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return delivered_;
 }
 std::uint64_t NotificationQueue::undeliverable() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return undeliverable_;
 }
 
 Notifier::Notifier(std::function<WorkflowConfigPtr()> config, NotifierOptions options)
     : config_(std::move(config)),
-      clock_(options.clock ? options.clock : system_now),
+      clock_(options.clock ? *options.clock : system_clock()),
       queue_(std::move(options)),
       thread_([this] { loop(); }) {}
 
 Notifier::~Notifier() { stop(); }
 
-Time Notifier::now() const { return clock_(); }
+Time Notifier::now() const { return clock_.now(); }
 
 void Notifier::on_slot_changes(const std::vector<SlotChange>& changes) {
   const WorkflowConfigPtr config = config_();
@@ -181,14 +179,14 @@ void Notifier::on_slot_changes(const std::vector<SlotChange>& changes) {
     queue_.add(change, *config);
   }
   if (queue_.size() == before) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   woken_ = true;
   wake_.notify_one();
 }
 
 void Notifier::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) return;
     stopping_ = true;
     wake_.notify_one();
@@ -202,17 +200,17 @@ void Notifier::stop() {
 void Notifier::loop() {
   for (;;) {
     const auto next = queue_.send_due(now());
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) return;
     if (woken_) {
       woken_ = false;
       continue;
     }
     if (next) {
-      wake_.wait_for(
-          lock, std::max<std::chrono::milliseconds>(*next - now(), std::chrono::milliseconds(1)));
+      const auto due_in = std::max<std::chrono::milliseconds>(*next - now(), kShortestWait);
+      clock_.wait_for(wake_, mutex_, due_in);
     } else {
-      wake_.wait(lock, [this] { return stopping_ || woken_; });
+      while (!stopping_ && !woken_) wake_.wait(mutex_);
     }
   }
 }

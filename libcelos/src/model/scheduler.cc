@@ -71,13 +71,13 @@ void Scheduler::notify(const std::vector<SlotChange>& changes) {
 }
 
 void Scheduler::set_config(WorkflowConfigPtr config) {
-  std::lock_guard lock(config_mutex_);
+  MutexLock lock(config_mutex_);
   config_ = std::move(config);
 }
 
 WorkflowConfigPtr Scheduler::config() {
   {
-    std::lock_guard lock(config_mutex_);
+    MutexLock lock(config_mutex_);
     if (config_) return config_;
   }
   return reload();
@@ -97,7 +97,7 @@ WorkflowConfigPtr Scheduler::reload() {
 }
 
 StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>& ids) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock_->monotonic();
   auto config = source_.load();
   set_config(config);
   StepReport report;
@@ -111,14 +111,14 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
                  executor_->width());
     std::vector<std::string> errors = std::move(report.errors);
     report = detail::run_step(*config, now, ids,
-                              {db_, file_systems_, *executor_,
+                              {db_, file_systems_, *executor_, *clock_,
                                [this](const std::vector<SlotChange>& changes) { notify(changes); },
                                mode == MaintenanceMode::kDrain, guard_});
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
   }
   report.maintenance = mode;
-  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - started);
+  report.duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_->monotonic() - started);
   std::string phases;
   for (const auto& [name, took] : report.phases) {
     phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", name, took.count());

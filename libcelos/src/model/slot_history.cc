@@ -1,7 +1,5 @@
 #include "celos/slot_history.h"
 
-#include <mutex>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -21,7 +19,7 @@ class HistoryRecorder final : public SchedulerListener {
   void on_slot_changes(const std::vector<SlotChange>& changes) override {
     std::vector<SlotHistoryEntry> now;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       for (const SlotChange& c : changes) {
         // A step reports its changes in phases; they are appended together in on_step.
         (c.by == "step" ? pending_ : now).push_back(entry_of(c));
@@ -33,7 +31,7 @@ class HistoryRecorder final : public SchedulerListener {
   void on_step(const StepReport&) override {
     std::vector<SlotHistoryEntry> entries;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       entries.swap(pending_);
     }
     append(entries);
@@ -49,8 +47,8 @@ class HistoryRecorder final : public SchedulerListener {
   }
 
   StateDatabase& db_;
-  std::mutex mutex_;
-  std::vector<SlotHistoryEntry> pending_;
+  Mutex mutex_;
+  std::vector<SlotHistoryEntry> pending_ GUARDED_BY(mutex_);
 };
 
 }  // namespace
@@ -66,12 +64,12 @@ Result<std::vector<SlotHistoryEntry>> Scheduler::slot_history(const std::string&
   return db_.slot_history(SlotId{workflow, slot_time});
 }
 
-void prune_slot_history(StateDatabase& db, Time now, std::chrono::days retention) {
+void prune_slot_history(StateDatabase& db, Time now, std::chrono::days retention, Clock& clock) {
   const Time before = now - retention;
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = clock.monotonic();
   auto pruned = db.prune_history(before);
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - started);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.monotonic() - started);
   if (!pruned) {
     spdlog::error("slot history: pruning the changes before {} failed after {} ms: {}",
                   format_time(before), took.count(), pruned.error().message);

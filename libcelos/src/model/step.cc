@@ -58,7 +58,7 @@ void Step::submit_record_start() {
   const std::size_t n = runs_.size();
   const std::size_t parts = std::clamp<std::size_t>(n / kPipelinePartMin, 1, kPipelineParts);
   auto first = [&](std::size_t k) { return k * n / parts; };
-  StageClock submitting, recording, starting;
+  StageClock submitting(env_.clock), recording(env_.clock), starting(env_.clock);
   for (std::size_t k = 0; k < parts + 2 && !fence_.lost(); ++k) {
     std::vector<std::function<void()>> tasks;
     std::map<std::string, JobGroup> groups;
@@ -203,7 +203,7 @@ template <class ListOf>
 void Step::start_jobs(ListOf list_of) {
   std::map<std::string, JobGroup> groups;
   std::vector<std::function<void()>> tasks;
-  StageClock clock;
+  StageClock clock(env_.clock);
   add_start_tasks(0, runs_.size(), list_of, false, groups, tasks, clock);
   add_start_tasks(0, runs_.size(), list_of, true, groups, tasks, clock);
   env_.executor.run_all(std::move(tasks));

@@ -18,6 +18,8 @@ struct StepEnvironment {
   StateDatabase& db;
   FileSystemResolver& file_systems;
   Executor& executor;
+  // Measures the phases and the external calls (monotonic()); the step's `now` is given.
+  Clock& clock;
   // Called with the changes of each durable write, on the step's thread.
   std::function<void(const std::vector<SlotChange>&)> committed;
   // Maintenance drain (SPEC §13): nothing new is submitted (READY slots wait); RUNNING slots

@@ -69,10 +69,10 @@ void Step::advance() {
   for (JobGroup& group : batches) tasks.push_back([this, &group] { ask_status(group); });
   // The markers of the running slots near the window's end are written while the calls run.
   tasks.push_back([this] {
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = env_.clock.monotonic();
     mark_followed();
-    follow_busy_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
+    follow_busy_ =
+        std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.monotonic() - started);
   });
   env_.executor.run_all(std::move(tasks));
   for (WorkflowRun& run : runs_) {

@@ -6,17 +6,17 @@
 namespace celos::detail {
 
 template <class Key, class Compute>
-Result<bool> StepTriggerContext::once(std::map<Key, std::shared_future<Result<bool>>>& cache,
-                                      const Key& key, Compute&& compute) {
+Result<bool> StepTriggerContext::once(Cache<Key> StepTriggerContext::*cache, const Key& key,
+                                      Compute&& compute) {
   std::promise<Result<bool>> promise;
   {
-    std::unique_lock lock(mutex_);
-    if (auto it = cache.find(key); it != cache.end()) {
+    MutexLock lock(mutex_);
+    if (auto it = (this->*cache).find(key); it != (this->*cache).end()) {
       auto future = it->second;
       lock.unlock();
       return future.get();  // asked before, maybe still being answered by another task
     }
-    cache.emplace(key, promise.get_future().share());
+    (this->*cache).emplace(key, promise.get_future().share());
   }
   Result<bool> answer = compute();
   promise.set_value(answer);
@@ -24,16 +24,17 @@ Result<bool> StepTriggerContext::once(std::map<Key, std::shared_future<Result<bo
 }
 
 Result<bool> StepTriggerContext::path_exists(const std::string& fs_uri, const std::string& path) {
-  return once(exists_, std::make_pair(fs_uri, path), [&]() -> Result<bool> {
+  const auto key = std::make_pair(fs_uri, path);
+  return once(&StepTriggerContext::exists_, key, [&]() -> Result<bool> {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (auto it = down_.find(fs_uri); it != down_.end()) return tl::unexpected(it->second);
     }
     ++checks_;
     auto fs = file_systems_.resolve(fs_uri);
     Result<bool> answer = fs ? (*fs)->exists(path) : tl::unexpected(fs.error());
     if (!answer) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       down_.emplace(fs_uri, answer.error());
     }
     return answer;
@@ -41,7 +42,8 @@ Result<bool> StepTriggerContext::path_exists(const std::string& fs_uri, const st
 }
 
 Result<bool> StepTriggerContext::slot_succeeded(const std::string& workflow_id, Time time) {
-  return once(succeeded_, std::make_pair(workflow_id, time), [&]() -> Result<bool> {
+  const auto key = std::make_pair(workflow_id, time);
+  return once(&StepTriggerContext::succeeded_, key, [&]() -> Result<bool> {
     auto state = db_.get_slot(SlotId{workflow_id, time});
     if (!state) return tl::unexpected(state.error());
     return state->has_value() && (*state)->status == SlotStatus::kSuccess;
@@ -49,24 +51,24 @@ Result<bool> StepTriggerContext::slot_succeeded(const std::string& workflow_id, 
 }
 
 Result<SlotStatus> StepTriggerContext::slot_status(const std::string& w, Time t) {
-  std::lock_guard lock(datasets_mutex_);
+  MutexLock lock(datasets_mutex_);
   return datasets_.slot_status(w, t);
 }
 
 Result<std::vector<SlotState>> StepTriggerContext::stored_slots(const std::string& w, Time s,
                                                                 Time e) {
-  std::lock_guard lock(datasets_mutex_);
+  MutexLock lock(datasets_mutex_);
   return datasets_.stored_slots(w, s, e);
 }
 
 Result<bool> StepTriggerContext::instance_announced(const std::string& d, Time t) {
-  std::lock_guard lock(datasets_mutex_);
+  MutexLock lock(datasets_mutex_);
   return datasets_.instance_announced(d, t);
 }
 
 Result<std::vector<Time>> StepTriggerContext::announced_instances(const std::string& d, Time s,
                                                                   Time e) {
-  std::lock_guard lock(datasets_mutex_);
+  MutexLock lock(datasets_mutex_);
   return datasets_.announced_instances(d, s, e);
 }
 
@@ -74,7 +76,7 @@ Result<void> SideEffectFence::confirm() {
   if (!lost_.load()) {
     auto confirmed = guard_.confirm();
     if (confirmed) return {};
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!lost_.load()) {
       why_ = confirmed.error().message;
       lost_.store(true);
@@ -88,13 +90,13 @@ Result<void> SideEffectFence::confirm() {
 }
 
 std::string SideEffectFence::why() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return why_;
 }
 
 std::optional<std::string> CallGate::down_error(const std::string& endpoint) {
   if (endpoint.empty()) return std::nullopt;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = down_.find(endpoint);
   if (it == down_.end()) return std::nullopt;
   return it->second;
@@ -108,7 +110,7 @@ void CallGate::record(const std::string& endpoint, const std::string& what,
                       std::chrono::steady_clock::duration took, const Error* error) {
   ++calls_;
   if (error) ++failures_;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (took > slowest_) {
     slowest_ = took;
     slowest_what_ = what;
@@ -119,7 +121,7 @@ void CallGate::record(const std::string& endpoint, const std::string& what,
 }
 
 std::string CallGate::slowest() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (slowest_what_.empty()) return "";
   return fmt::format("{} ms ({})",
                      std::chrono::duration_cast<std::chrono::milliseconds>(slowest_).count(),

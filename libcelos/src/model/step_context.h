@@ -8,13 +8,14 @@
 #include <functional>
 #include <future>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "celos/clock.h"
 #include "celos/file_system.h"
 #include "celos/lease_guard.h"
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "celos/trigger.h"
 #include "model/dataset_step.h"
@@ -42,20 +43,24 @@ class StepTriggerContext final : public TriggerContext {
   int checks() const { return checks_.load(); }
 
  private:
+  template <class Key>
+  using Cache = std::map<Key, std::shared_future<Result<bool>>>;
+  // `cache` names one of the caches below (a member pointer: the map is only touched under
+  // mutex_, which a reference passed in would hide from the analysis).
   template <class Key, class Compute>
-  Result<bool> once(std::map<Key, std::shared_future<Result<bool>>>& cache, const Key& key,
-                    Compute&& compute);
+  Result<bool> once(Cache<Key> StepTriggerContext::*cache, const Key& key, Compute&& compute)
+      EXCLUDES(mutex_);
 
   Time now_;
   StateDatabase& db_;
   FileSystemResolver& file_systems_;
-  std::mutex mutex_;
-  std::map<std::pair<std::string, std::string>, std::shared_future<Result<bool>>> exists_;
-  std::map<std::pair<std::string, Time>, std::shared_future<Result<bool>>> succeeded_;
-  std::map<std::string, Error> down_;
+  Mutex mutex_;
+  Cache<std::pair<std::string, std::string>> exists_ GUARDED_BY(mutex_);
+  Cache<std::pair<std::string, Time>> succeeded_ GUARDED_BY(mutex_);
+  std::map<std::string, Error> down_ GUARDED_BY(mutex_);
   std::atomic<int> checks_{0};
-  std::mutex datasets_mutex_;  // DatasetLookups caches without a lock of its own
-  DatasetLookups datasets_{db_};
+  Mutex datasets_mutex_;  // DatasetLookups caches without a lock of its own
+  DatasetLookups datasets_ GUARDED_BY(datasets_mutex_){db_};
 };
 
 // The step's fence of side effects (celos/lease_guard.h), asked right before outputs are
@@ -73,8 +78,8 @@ class SideEffectFence final : public LeaseGuard {
  private:
   LeaseGuard& guard_;
   std::atomic<bool> lost_{false};
-  mutable std::mutex mutex_;
-  std::string why_;
+  mutable Mutex mutex_;
+  std::string why_ GUARDED_BY(mutex_);
 };
 
 // How long one stage of the step's pipeline (step.cc) was busy: per round, from the start of
@@ -82,43 +87,49 @@ class SideEffectFence final : public LeaseGuard {
 // threads; rounds end on the step's thread between batches.
 class StageClock {
  public:
-  using Clock = std::chrono::steady_clock;
+  explicit StageClock(Clock& clock) : clock_(clock) {}
 
   template <class Task>
   std::function<void()> timed(Task task) {
     return [this, task = std::move(task)]() mutable {
-      const auto started = Clock::now();
+      const auto started = clock_.monotonic();
       task();
-      const auto ended = Clock::now();
-      std::lock_guard lock(mutex_);
-      if (!any_ || started < first_) first_ = started;
-      if (!any_ || ended > last_) last_ = ended;
-      any_ = true;
+      add(started, clock_.monotonic());
     };
   }
 
   void end_round() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (any_) busy_ += last_ - first_;
     any_ = false;
   }
 
   std::chrono::milliseconds busy() const {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     return std::chrono::duration_cast<std::chrono::milliseconds>(busy_);
   }
 
  private:
-  mutable std::mutex mutex_;
-  bool any_ = false;
-  Clock::time_point first_, last_;
-  Clock::duration busy_{0};
+  void add(Clock::Monotonic started, Clock::Monotonic ended) {
+    MutexLock lock(mutex_);
+    if (!any_ || started < first_) first_ = started;
+    if (!any_ || ended > last_) last_ = ended;
+    any_ = true;
+  }
+
+  Clock& clock_;
+  mutable Mutex mutex_;
+  bool any_ GUARDED_BY(mutex_) = false;
+  Clock::Monotonic first_ GUARDED_BY(mutex_), last_ GUARDED_BY(mutex_);
+  Clock::Monotonic::duration busy_ GUARDED_BY(mutex_){0};
 };
 
 // Counts the step's external calls, their failures and the slowest one, and fails calls to an
 // endpoint at once after its first timeout or connection error in the step (SPEC §16).
 class CallGate {
  public:
+  explicit CallGate(Clock& clock) : clock_(clock) {}
+
   // Runs `call` (returning a Result) unless `endpoint` already failed in this step; records
   // its duration and outcome. An empty endpoint is never gated.
   template <class Call>
@@ -126,10 +137,9 @@ class CallGate {
     if (auto down = down_error(endpoint)) {
       return tl::unexpected(Error{fmt_skipped(endpoint, *down), ErrorCode::kUnavailable});
     }
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = clock_.monotonic();
     auto result = call();
-    record(endpoint, what, std::chrono::steady_clock::now() - started,
-           result ? nullptr : &result.error());
+    record(endpoint, what, clock_.monotonic() - started, result ? nullptr : &result.error());
     return result;
   }
 
@@ -144,10 +154,11 @@ class CallGate {
   void record(const std::string& endpoint, const std::string& what,
               std::chrono::steady_clock::duration took, const Error* error);
 
-  mutable std::mutex mutex_;
-  std::map<std::string, std::string> down_;
-  std::chrono::steady_clock::duration slowest_{0};
-  std::string slowest_what_;
+  Clock& clock_;
+  mutable Mutex mutex_;
+  std::map<std::string, std::string> down_ GUARDED_BY(mutex_);
+  std::chrono::steady_clock::duration slowest_ GUARDED_BY(mutex_){0};
+  std::string slowest_what_ GUARDED_BY(mutex_);
   std::atomic<int> calls_{0};
   std::atomic<int> failures_{0};
 };

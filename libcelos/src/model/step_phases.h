@@ -28,17 +28,18 @@ class Step {
         report_(report),
         triggers_(now, env_.db, env_.file_systems),
         fence_(env_.guard ? *env_.guard : always_current_lease_guard()),
-        datasets_(config, env_.db, env_.file_systems, now, fence_) {}
+        datasets_(config, env_.db, env_.file_systems, now, fence_),
+        gate_(env_.clock) {}
 
   void run(const std::optional<std::set<std::string>>& ids);
 
  private:
   template <class Phase>
   void timed(const char* name, Phase&& phase) {
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = env_.clock.monotonic();
     phase();
     report_.phases.emplace_back(name, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          std::chrono::steady_clock::now() - started));
+                                          env_.clock.monotonic() - started));
   }
 
   // ---- phases 1 and 2, the writes, the report (step.cc) ----

@@ -70,7 +70,7 @@ bool Api::answers_while_loading(const HttpServerRequest& request) const {
 
 Time Api::now() const {
   if (options_.clock) return options_.clock();
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  return options_.time_source->now();
 }
 
 bool Api::is_mutation(const HttpServerRequest& request) const {
@@ -142,7 +142,7 @@ HttpServerResponse Api::run_route(const Route& route, const HttpServerRequest& r
   }
   const HttpServerRequest& call = copy ? *copy : request;
   if (!route.mutates) return route.handler(call);
-  std::lock_guard lock(mutation_mutex_);
+  MutexLock lock(mutation_mutex_);
   return route.handler(call);
 }
 
@@ -171,7 +171,7 @@ void Api::audit(const HttpServerRequest& request, const std::string& token, int 
 }
 
 StepReport Api::step(Time now, const std::optional<std::set<std::string>>& ids) const {
-  std::lock_guard lock(mutation_mutex_);
+  MutexLock lock(mutation_mutex_);
   return step_locked(now, ids);
 }
 
@@ -184,11 +184,11 @@ StepReport Api::step_locked(Time now, const std::optional<std::set<std::string>>
     return skipped;
   }
   // The scheduler logs the step's start, end and slot changes itself.
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = options_.time_source->monotonic();
   StepReport report = scheduler_.step(now, ids);
   if (report.duration.count() == 0) {
     report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
+        options_.time_source->monotonic() - started);
   }
   return report;
 }

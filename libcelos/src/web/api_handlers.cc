@@ -69,7 +69,7 @@ class WorkflowListCache {
  public:
   std::shared_ptr<const std::string> body(const WorkflowConfigPtr& config) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (config == config_) return body_;
     }
     json::array ids;
@@ -77,16 +77,16 @@ class WorkflowListCache {
     for (const auto& [id, workflow] : config->workflows) ids.emplace_back(id);  // map: sorted
     auto body =
         std::make_shared<const std::string>(json::serialize(json::object{{"ids", std::move(ids)}}));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     config_ = config;  // holds the configuration, so its address is not reused meanwhile
     body_ = body;
     return body;
   }
 
  private:
-  std::mutex mutex_;
-  WorkflowConfigPtr config_;
-  std::shared_ptr<const std::string> body_;
+  Mutex mutex_;
+  WorkflowConfigPtr config_ GUARDED_BY(mutex_);
+  std::shared_ptr<const std::string> body_ GUARDED_BY(mutex_);
 };
 
 HttpServerResponse get_workflow_list(const Api& api) {

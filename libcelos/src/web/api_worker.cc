@@ -1,5 +1,6 @@
 // The threading around the Api: one worker for steps and mutations, the handler that routes
 // requests to it, and the periodic stepper of --autoSchedule.
+#include <algorithm>
 #include <exception>
 #include <future>
 #include <memory>
@@ -17,7 +18,7 @@ SerialWorker::~SerialWorker() { stop(); }
 
 bool SerialWorker::post(std::function<void()> job, std::function<void()> on_cancel) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) return false;
     queue_.push_back(Job{std::move(job), std::move(on_cancel)});
   }
@@ -27,7 +28,7 @@ bool SerialWorker::post(std::function<void()> job, std::function<void()> on_canc
 
 void SerialWorker::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -35,7 +36,7 @@ void SerialWorker::stop() {
   // The thread has ended: what is left was never started.
   std::deque<Job> left;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     left.swap(queue_);
   }
   for (auto& job : left) {
@@ -44,7 +45,7 @@ void SerialWorker::stop() {
 }
 
 bool SerialWorker::stopping() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return stopping_;
 }
 
@@ -52,8 +53,8 @@ void SerialWorker::loop() {
   for (;;) {
     Job job;
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mutex_);
+      while (!stopping_ && queue_.empty()) wake_.wait(mutex_);
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -151,23 +152,28 @@ AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker,
   };
 }
 
-StartupGate::StartupGate(std::chrono::milliseconds max_wait)
-    : max_wait_(max_wait), timer_([this] { expire_loop(); }) {}
+StartupGate::StartupGate(std::chrono::milliseconds max_wait, Clock& clock)
+    : max_wait_(max_wait), clock_(clock), timer_([this] { expire_loop(); }) {}
 
 StartupGate::~StartupGate() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   timer_.join();
-  for (auto& waiting : waiting_) waiting.on_timeout();
+  std::deque<Waiting> left;
+  {
+    MutexLock lock(mutex_);
+    left.swap(waiting_);
+  }
+  for (auto& waiting : left) waiting.on_timeout();
 }
 
 void StartupGate::open() {
   std::deque<Waiting> ready;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     open_ = true;
     ready.swap(waiting_);
   }
@@ -177,10 +183,9 @@ void StartupGate::open() {
 
 void StartupGate::run_or_wait(std::function<void()> job, std::function<void()> on_timeout) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!open_) {
-      waiting_.push_back(
-          {std::chrono::steady_clock::now() + max_wait_, std::move(job), std::move(on_timeout)});
+      waiting_.push_back({clock_.monotonic() + max_wait_, std::move(job), std::move(on_timeout)});
       wake_.notify_all();
       return;
     }
@@ -189,17 +194,14 @@ void StartupGate::run_or_wait(std::function<void()> job, std::function<void()> o
 }
 
 void StartupGate::expire_loop() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_ && !open_) {
     if (waiting_.empty()) {
-      wake_.wait(lock);
+      wake_.wait(mutex_);
       continue;
     }
     const auto deadline = waiting_.front().deadline;  // in arrival order: the first is due first
-    if (std::chrono::steady_clock::now() < deadline) {
-      wake_.wait_until(lock, deadline);
-      continue;
-    }
+    if (clock_.wait_until(wake_, mutex_, deadline)) continue;
     Waiting expired = std::move(waiting_.front());
     waiting_.pop_front();
     lock.unlock();
@@ -209,14 +211,14 @@ void StartupGate::expire_loop() {
 }
 
 PeriodicStepper::PeriodicStepper(const Api& api, SerialWorker& worker,
-                                 std::chrono::milliseconds interval)
-    : api_(api), worker_(worker), interval_(interval), thread_([this] { loop(); }) {}
+                                 std::chrono::milliseconds interval, Clock& clock)
+    : api_(api), worker_(worker), interval_(interval), clock_(clock), thread_([this] { loop(); }) {}
 
 PeriodicStepper::~PeriodicStepper() { stop(); }
 
 void PeriodicStepper::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -224,17 +226,18 @@ void PeriodicStepper::stop() {
 }
 
 int PeriodicStepper::steps() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return steps_;
 }
 
 void PeriodicStepper::loop() {
-  using Clock = std::chrono::steady_clock;
-  auto next = Clock::now() + interval_;
+  auto next = clock_.monotonic() + interval_;
   for (;;) {
     {
-      std::unique_lock lock(mutex_);
-      if (wake_.wait_until(lock, next, [this] { return stopping_; })) return;
+      MutexLock lock(mutex_);
+      while (!stopping_ && clock_.wait_until(wake_, mutex_, next)) {
+      }
+      if (stopping_) return;
     }
     // Through the worker so that the step never overlaps a mutation or an HTTP step; we wait
     // for it so that automatic steps never pile up in the queue.
@@ -251,11 +254,11 @@ void PeriodicStepper::loop() {
         [done] { done->set_value(false); });
     if (!queued || !done->get_future().get()) return;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       ++steps_;
     }
     next += interval_;
-    if (next < Clock::now()) next = Clock::now();
+    next = std::max(next, clock_.monotonic());
   }
 }
 

@@ -112,14 +112,6 @@ Result<void> check_tokens_file_mode(const std::string& path) {
                   (info.st_mode & S_IWOTH) ? "everyone" : "its group", info.st_mode & 07777, path));
 }
 
-std::int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-std::mutex reload_mutex;  // reloads are rare; one lock for every store is enough
-
 HttpServerResponse unauthorized(std::string message) {
   auto response = json_error(401, message);
   response.headers["WWW-Authenticate"] = "Bearer realm=\"celos\"";
@@ -176,8 +168,14 @@ Result<std::vector<Token>> parse_tokens(std::string_view text) {
   return tokens;
 }
 
-Result<std::unique_ptr<TokenStore>> TokenStore::open(std::string path) {
-  std::unique_ptr<TokenStore> store(new TokenStore(std::move(path)));
+std::int64_t TokenStore::monotonic_ms() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             clock_.monotonic().time_since_epoch())
+      .count();
+}
+
+Result<std::unique_ptr<TokenStore>> TokenStore::open(std::string path, Clock& clock) {
+  std::unique_ptr<TokenStore> store(new TokenStore(std::move(path), clock));
   if (auto ok = store->reload(); !ok) return tl::unexpected(ok.error());
   return store;
 }
@@ -190,7 +188,7 @@ std::string TokenStore::stamp() const {
 }
 
 Result<void> TokenStore::reload() {
-  std::lock_guard lock(reload_mutex);
+  MutexLock lock(reload_mutex_);
   const std::string before = stamp();
   bool ok = false;
   const std::string text = read_file(path_, ok);
@@ -214,12 +212,12 @@ Result<void> TokenStore::reload() {
 }
 
 void TokenStore::reload_if_changed() {
-  const std::int64_t now = steady_ms();
+  const std::int64_t now = monotonic_ms();
   std::int64_t due = next_check_ms_.load(std::memory_order_relaxed);
   if (now < due || !next_check_ms_.compare_exchange_strong(due, now + 1000)) return;
   std::string current = stamp();
   {
-    std::lock_guard lock(reload_mutex);
+    MutexLock lock(reload_mutex_);
     if (current == stamp_) return;
   }
   (void)reload();

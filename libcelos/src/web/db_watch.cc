@@ -5,12 +5,12 @@
 
 namespace celos {
 
-DatabaseWatch::DatabaseWatch(StateDatabase& db, std::chrono::milliseconds interval)
-    : db_(db), interval_(interval), thread_([this] { loop(); }) {}
+DatabaseWatch::DatabaseWatch(StateDatabase& db, std::chrono::milliseconds interval, Clock& clock)
+    : db_(db), interval_(interval), clock_(clock), thread_([this] { loop(); }) {}
 
 DatabaseWatch::~DatabaseWatch() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
@@ -21,8 +21,8 @@ DatabaseWatch::~DatabaseWatch() {
 DatabaseWatch::Seen DatabaseWatch::last() const {
   using std::chrono::duration_cast;
   using std::chrono::milliseconds;
-  std::lock_guard lock(mutex_);
-  const auto now = Clock::now();
+  MutexLock lock(mutex_);
+  const auto now = clock_.monotonic();
   Seen seen{status_, std::nullopt};
   if (ended_) seen.age = duration_cast<milliseconds>(now - *ended_);
   if (running_since_ && now - *running_since_ > interval_) {
@@ -33,16 +33,18 @@ DatabaseWatch::Seen DatabaseWatch::last() const {
 }
 
 void DatabaseWatch::loop() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
-    running_since_ = Clock::now();
+    running_since_ = clock_.monotonic();
     lock.unlock();
     auto checked = db_.check();
     lock.lock();
     status_ = checked ? "ok" : checked.error().message;
-    ended_ = Clock::now();
+    ended_ = clock_.monotonic();
     running_since_.reset();
-    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+    const auto next = *ended_ + interval_;
+    while (!stopping_ && clock_.wait_until(wake_, mutex_, next)) {
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "celos/http_server.h"
 
+#include "celos/mutex.h"
 #include "celos/utf8.h"
 
 // GCC 12's -Wnull-dereference fires inside Boost.Asio's own headers (io_context.hpp,
@@ -11,9 +12,7 @@
 #endif
 
 #include <atomic>
-#include <condition_variable>
 #include <exception>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
@@ -33,7 +32,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -80,10 +78,10 @@ struct ServerCore {
   AsyncHttpHandler handler;
   net::io_context ioc;
   std::atomic<bool> stopping{false};
-  std::mutex mutex;
-  std::condition_variable sessions_gone;
-  std::uint64_t next_id = 0;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions;
+  Mutex mutex;
+  CondVar sessions_gone;
+  std::uint64_t next_id GUARDED_BY(mutex) = 0;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions GUARDED_BY(mutex);
 
   ServerCore(HttpServerOptions o, AsyncHttpHandler h)
       : options(std::move(o)), handler(std::move(h)), ioc(std::max(1, options.threads)) {}
@@ -99,7 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   ~Session() {
-    std::lock_guard lock(core_->mutex);
+    MutexLock lock(core_->mutex);
     core_->sessions.erase(id_);
     if (core_->sessions.empty()) core_->sessions_gone.notify_all();
   }
@@ -137,7 +135,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     if (ec) return close();  // timeout, reset, or closed by stop()
     busy_ = true;
-    started_ = Clock::now();
+    started_ = core_->options.clock->monotonic();
     auto& message = parser_->get();
     keep_alive_ = message.keep_alive();
     version_ = message.version();
@@ -194,14 +192,16 @@ class Session : public std::enable_shared_from_this<Session> {
   void reject(int status, std::string message) {
     keep_alive_ = false;
     busy_ = true;
-    started_ = Clock::now();
+    started_ = core_->options.clock->monotonic();
     version_ = 11;
     write(json_error(status, message), "-", "-");
   }
 
   void write(HttpServerResponse response, const std::string& method, const std::string& target) {
     if (core_->options.log_requests) {
-      const auto ms = std::chrono::duration<double, std::milli>(Clock::now() - started_).count();
+      const auto ms =
+          std::chrono::duration<double, std::milli>(core_->options.clock->monotonic() - started_)
+              .count();
       spdlog::info("http {} {} {} {} {:.1f}ms", remote_, method, target, response.status, ms);
     }
     if (core_->stopping) keep_alive_ = false;
@@ -244,7 +244,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool busy_ = false;
   bool keep_alive_ = false;
   unsigned version_ = 11;
-  Clock::time_point started_{};
+  Clock::Monotonic started_{};
 };
 
 class BeastServer : public HttpServer {
@@ -281,7 +281,7 @@ class BeastServer : public HttpServer {
   std::uint16_t port() const override { return port_; }
 
   void stop() override {
-    std::lock_guard stop_lock(stop_mutex_);
+    MutexLock stop_lock(stop_mutex_);
     if (stopped_) return;
     stopped_ = true;
     core_->stopping = true;
@@ -292,7 +292,7 @@ class BeastServer : public HttpServer {
     });
     std::vector<std::shared_ptr<Session>> live;
     {
-      std::lock_guard lock(core_->mutex);
+      MutexLock lock(core_->mutex);
       for (auto& [id, weak] : core_->sessions) {
         if (auto session = weak.lock()) live.push_back(std::move(session));
       }
@@ -300,9 +300,12 @@ class BeastServer : public HttpServer {
     for (auto& session : live) session->close_if_idle();
     live.clear();
     {
-      std::unique_lock lock(core_->mutex);
-      core_->sessions_gone.wait_for(lock, core_->options.stop_timeout,
-                                    [&] { return core_->sessions.empty(); });
+      MutexLock lock(core_->mutex);
+      Clock& clock = *core_->options.clock;
+      const auto deadline = clock.monotonic() + core_->options.stop_timeout;
+      while (!core_->sessions.empty() &&
+             clock.wait_until(core_->sessions_gone, core_->mutex, deadline)) {
+      }
     }
     core_->ioc.stop();
     for (auto& thread : threads_) thread.join();
@@ -319,7 +322,7 @@ class BeastServer : public HttpServer {
                              auto session = std::make_shared<Session>(std::move(socket), core_);
                              std::uint64_t id;
                              {
-                               std::lock_guard lock(core_->mutex);
+                               MutexLock lock(core_->mutex);
                                id = ++core_->next_id;
                                core_->sessions[id] = session;
                              }
@@ -350,8 +353,8 @@ class BeastServer : public HttpServer {
   std::uint64_t accept_errors_ = 0;  // consecutive accept failures (on the acceptor's strand)
   std::uint16_t port_ = 0;
   std::vector<std::thread> threads_;
-  std::mutex stop_mutex_;
-  bool stopped_ = false;
+  Mutex stop_mutex_;
+  bool stopped_ GUARDED_BY(stop_mutex_) = false;
 };
 
 }  // namespace
@@ -396,18 +399,21 @@ HttpServerResponse json_error(int status, std::string_view message) {
 HttpResponder respond_once(HttpResponder inner,
                            std::function<void(const HttpServerResponse&)> on_first) {
   struct Once {
-    std::mutex mutex;
-    HttpResponder inner;
-    std::function<void(const HttpServerResponse&)> on_first;
+    Mutex mutex;
+    HttpResponder inner GUARDED_BY(mutex);
+    std::function<void(const HttpServerResponse&)> on_first GUARDED_BY(mutex);
   };
   auto once = std::make_shared<Once>();
-  once->inner = std::move(inner);
-  once->on_first = std::move(on_first);
+  {
+    MutexLock lock(once->mutex);
+    once->inner = std::move(inner);
+    once->on_first = std::move(on_first);
+  }
   return [once](HttpServerResponse response) {
     HttpResponder target;
     std::function<void(const HttpServerResponse&)> observe;
     {
-      std::lock_guard lock(once->mutex);
+      MutexLock lock(once->mutex);
       target.swap(once->inner);
       observe.swap(once->on_first);
     }

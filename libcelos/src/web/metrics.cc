@@ -71,7 +71,7 @@ Metrics::Metrics() : step_duration_(kStepBounds), is_leader_([] { return true; }
 
 void Metrics::on_slot_changes(const std::vector<SlotChange>& changes) {
   // Changes of a step are counted again by on_step; these adjust between steps (rerun, kill).
-  std::lock_guard lock(slots_mutex_);
+  MutexLock lock(slots_mutex_);
   for (const SlotChange& change : changes) {
     if (change.by == "step") continue;
     const auto from =
@@ -86,7 +86,7 @@ void Metrics::on_step(const StepReport& report) {
   step_duration_.observe(std::chrono::duration<double>(report.duration).count());
   set_maintenance(report.maintenance);
   if (report.maintenance == MaintenanceMode::kPause) return;  // looked at nothing
-  std::lock_guard lock(slots_mutex_);
+  MutexLock lock(slots_mutex_);
   slots_.fill(0);
   for (const auto& [status, count] : report.slot_counts) {
     slots_[static_cast<std::size_t>(status)] = count;
@@ -132,14 +132,14 @@ void Metrics::set_clock_skew_source(std::function<std::optional<double>()> secon
 }
 
 int Metrics::running_slots() const {
-  std::lock_guard lock(slots_mutex_);
+  MutexLock lock(slots_mutex_);
   return static_cast<int>(slots_[static_cast<std::size_t>(SlotStatus::kRunning)]);
 }
 
 void Metrics::render_slots(std::string& out) const {
   std::array<long long, kSlotStatusCount> totals{};
   {
-    std::lock_guard lock(slots_mutex_);
+    MutexLock lock(slots_mutex_);
     totals = slots_;
   }
   header(out, "celos_slots", "gauge", "Slots in the 7-day window by status, as of the last step.");

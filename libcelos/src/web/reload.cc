@@ -8,12 +8,12 @@
 namespace celos {
 
 void ReloadHooks::add(std::string what, std::function<Result<void>()> hook) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   hooks_.emplace_back(std::move(what), std::move(hook));
 }
 
 int ReloadHooks::run() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   int failures = 0;
   for (const auto& [what, hook] : hooks_) {
     try {

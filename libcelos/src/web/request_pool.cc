@@ -20,37 +20,33 @@ void run_guarded(const std::function<void()>& job, const char* what) {
 
 }  // namespace
 
-DeadlineTimer::DeadlineTimer() : thread_([this] { loop(); }) {}
+DeadlineTimer::DeadlineTimer(Clock& clock) : clock_(clock), thread_([this] { loop(); }) {}
 
 DeadlineTimer::~DeadlineTimer() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   thread_.join();
 }
 
-void DeadlineTimer::at(Clock::time_point when, std::function<void()> callback) {
+void DeadlineTimer::at(Clock::Monotonic when, std::function<void()> callback) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     due_.emplace(when, std::move(callback));
   }
   wake_.notify_all();
 }
 
 void DeadlineTimer::loop() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     if (due_.empty()) {
-      wake_.wait(lock);
+      wake_.wait(mutex_);
       continue;
     }
-    const auto first = due_.begin()->first;
-    if (Clock::now() < first) {
-      wake_.wait_until(lock, first);
-      continue;
-    }
+    if (clock_.wait_until(wake_, mutex_, due_.begin()->first)) continue;
     auto callback = std::move(due_.begin()->second);
     due_.erase(due_.begin());
     lock.unlock();
@@ -65,19 +61,24 @@ RequestPool::RequestPool(int threads, std::size_t max_queued) : max_queued_(max_
 
 RequestPool::~RequestPool() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (auto& thread : threads_) thread.join();
-  for (auto& job : queue_) {
+  std::deque<Job> left;
+  {
+    MutexLock lock(mutex_);
+    left.swap(queue_);
+  }
+  for (auto& job : left) {
     if (job.cancel) run_guarded(job.cancel, "cancelling a request");
   }
 }
 
 bool RequestPool::post(std::function<void()> job, std::function<void()> on_cancel) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_ || queue_.size() >= max_queued_) return false;
     queue_.push_back(Job{std::move(job), std::move(on_cancel)});
   }
@@ -86,7 +87,7 @@ bool RequestPool::post(std::function<void()> job, std::function<void()> on_cance
 }
 
 std::size_t RequestPool::busy() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return queue_.size() + running_;
 }
 
@@ -94,15 +95,15 @@ void RequestPool::loop() {
   for (;;) {
     Job job;
     {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mutex_);
+      while (!stopping_ && queue_.empty()) wake_.wait(mutex_);
       if (stopping_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
       ++running_;
     }
     run_guarded(job.run, "a request");
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     --running_;
   }
 }

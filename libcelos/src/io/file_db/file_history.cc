@@ -30,7 +30,7 @@ Result<void> FileHistory::append(const std::vector<SlotHistoryEntry>& entries) {
   std::vector<FileWrite> appends;
   appends.reserve(lines.size());
   for (auto& [file, data] : lines) appends.push_back({file, std::move(data)});
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return fs_->append_files(appends);
 }
 
@@ -100,7 +100,7 @@ Result<void> FileHistory::prune_workflow(const std::string& workflow, const std:
         file_day >= day) {
       continue;
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto all = entries(workflow, dir + "/" + f.name);
     if (!all) return tl::unexpected(all.error());
     const bool old = std::all_of(all->begin(), all->end(),

@@ -6,11 +6,11 @@
 
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "celos/file_system.h"
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 
 namespace celos {
@@ -38,7 +38,9 @@ class FileHistory {
 
   std::shared_ptr<FileSystem> fs_;
   std::string root_;
-  std::mutex mutex_;  // an append and a prune's read-then-remove of a file
+  // Serializes an append and a prune's read-then-remove of a file: it guards the files on
+  // disk, no field.
+  Mutex mutex_;
 };
 
 }  // namespace celos

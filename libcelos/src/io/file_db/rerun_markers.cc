@@ -39,14 +39,14 @@ Result<std::vector<RerunMarkers::Day>> RerunMarkers::read(std::string_view workf
   auto days = fs_->list(fmt::format("{}/rerun/{}", root_, workflow));
   if (!days) {
     if (days.error().code != ErrorCode::kNotFound) return tl::unexpected(days.error());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     cache_.erase(wf);
     return out;
   }
   for (const FileStatus& day : *days) {
     if (!day.is_directory) continue;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto cached = cache_.find(wf);
       if (cached != cache_.end()) {
         auto it = cached->second.find(day.name);
@@ -60,13 +60,13 @@ Result<std::vector<RerunMarkers::Day>> RerunMarkers::read(std::string_view workf
     auto markers = read_day(wf, day);
     if (!markers) return tl::unexpected(markers.error());
     if (day.mtime_ns != 0) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       cache_[wf][day.name] = CachedDay{day.mtime_ns, racy_read(day.mtime_ns), *markers};
     }
     out.push_back(Day{day.name, std::move(*markers)});
   }
   // Days that are gone are dropped from the cache.
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto cached = cache_.find(wf); cached != cache_.end()) {
     std::erase_if(cached->second, [&](const auto& entry) {
       return std::none_of(out.begin(), out.end(),
@@ -133,12 +133,12 @@ void RerunMarkers::wrote(const std::vector<SlotId>& ids, Time marked) {
   for (const auto& [key, markers] : by_day) {
     const auto& [workflow, day] = key;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto wf = cache_.find(workflow);
       if (wf == cache_.end() || !wf->second.count(day)) continue;  // read when next asked for
     }
     auto status = fs_->file_status(day_dir(workflow, day));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto wf = cache_.find(workflow);
     if (wf == cache_.end()) continue;
     auto cached = wf->second.find(day);
@@ -153,7 +153,7 @@ void RerunMarkers::wrote(const std::vector<SlotId>& ids, Time marked) {
 }
 
 void RerunMarkers::forget(const std::string& workflow, const std::string& day) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto wf = cache_.find(workflow); wf != cache_.end()) wf->second.erase(day);
 }
 

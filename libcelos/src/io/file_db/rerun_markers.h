@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "celos/file_system.h"
+#include "celos/mutex.h"
 #include "celos/slot.h"
 
 namespace celos {
@@ -64,8 +64,8 @@ class RerunMarkers {
 
   std::shared_ptr<FileSystem> fs_;
   std::string root_;
-  std::mutex mutex_;
-  std::map<std::string, std::map<std::string, CachedDay>, std::less<>> cache_;
+  Mutex mutex_;
+  std::map<std::string, std::map<std::string, CachedDay>, std::less<>> cache_ GUARDED_BY(mutex_);
 };
 
 }  // namespace celos

@@ -28,7 +28,7 @@ void SlotCache::clear_locked() {
 
 std::optional<std::vector<SlotState>> SlotCache::slots(Owner owner, std::string_view workflow,
                                                        Time start, Time end) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!usable(owner)) return std::nullopt;
   auto wf = workflows_.find(workflow);
   if (wf == workflows_.end() || start < wf->second.floor) return std::nullopt;
@@ -42,7 +42,7 @@ std::optional<std::vector<SlotState>> SlotCache::slots(Owner owner, std::string_
 }
 
 std::optional<std::optional<SlotState>> SlotCache::slot(Owner owner, const SlotId& id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!usable(owner)) return std::nullopt;
   auto wf = workflows_.find(id.workflow);
   if (wf == workflows_.end() || id.time < wf->second.floor) return std::nullopt;
@@ -53,7 +53,7 @@ std::optional<std::optional<SlotState>> SlotCache::slot(Owner owner, const SlotI
 
 std::optional<std::vector<Time>> SlotCache::rerun_times(Owner owner, std::string_view workflow,
                                                         Time now) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!usable(owner) || !markers_) return std::nullopt;
   std::vector<Time> out;
   for (auto it = markers_->lower_bound(SlotId{std::string(workflow), Time::min()});
@@ -68,14 +68,14 @@ std::optional<std::vector<Time>> SlotCache::rerun_times(Owner owner, std::string
 }
 
 std::optional<bool> SlotCache::paused(Owner owner, std::string_view workflow) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!usable(owner) || !paused_) return std::nullopt;
   return paused_->count(workflow) > 0;
 }
 
 SlotCache::Missing SlotCache::missing(Owner owner, const std::vector<std::string>& workflows,
                                       Time start) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Missing out;
   const bool use = usable(owner);  // may empty the cache (a new generation)
   out.generation = generation_;
@@ -93,8 +93,10 @@ SlotCache::Missing SlotCache::missing(Owner owner, const std::vector<std::string
     slots.erase(slots.begin(), slots.lower_bound(start));
     wf->second.floor = start;
   }
-  std::erase_if(workflows_, [this](const auto& entry) {
-    return prefetches_ - entry.second.named > kForgetAfter;
+  // A copy for the lambda: the analysis does not see the lock held around it.
+  const std::uint64_t prefetches = prefetches_;
+  std::erase_if(workflows_, [prefetches](const auto& entry) {
+    return prefetches - entry.second.named > kForgetAfter;
   });
   out.markers = !markers_;
   out.paused = !paused_;
@@ -104,7 +106,7 @@ SlotCache::Missing SlotCache::missing(Owner owner, const std::vector<std::string
 void SlotCache::fill_slots(Owner owner, std::uint64_t generation,
                            const std::vector<std::string>& workflows, Time start,
                            std::vector<SlotState> rows) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (generation != generation_ || !usable(owner)) return;
   for (const std::string& id : workflows) {
     Workflow& wf = workflows_[id];
@@ -121,7 +123,7 @@ void SlotCache::fill_slots(Owner owner, std::uint64_t generation,
 }
 
 void SlotCache::fill_markers(Owner owner, std::uint64_t generation, std::vector<Marker> markers) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (generation != generation_ || !usable(owner)) return;
   markers_.emplace();
   for (Marker& m : markers) {
@@ -131,13 +133,13 @@ void SlotCache::fill_markers(Owner owner, std::uint64_t generation, std::vector<
 }
 
 void SlotCache::fill_paused(Owner owner, std::uint64_t generation, std::set<std::string> paused) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (generation != generation_ || !usable(owner)) return;
   paused_.emplace(paused.begin(), paused.end());
 }
 
 void SlotCache::put(const std::vector<SlotState>& states) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++generation_;
   for (const SlotState& s : states) {
     if (auto wf = workflows_.find(s.id.workflow);
@@ -151,7 +153,7 @@ void SlotCache::put(const std::vector<SlotState>& states) {
 }
 
 void SlotCache::set_paused(std::string_view workflow, bool paused) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++generation_;
   if (!paused_) return;
   if (paused) {
@@ -162,18 +164,18 @@ void SlotCache::set_paused(std::string_view workflow, bool paused) {
 }
 
 void SlotCache::forget_reruns() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++generation_;
   markers_.reset();
 }
 
 void SlotCache::clear() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   clear_locked();
 }
 
 std::size_t SlotCache::size() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::size_t n = 0;
   for (const auto& [_, wf] : workflows_) n += wf.slots.size();
   return n;

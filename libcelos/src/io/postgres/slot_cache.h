@@ -16,13 +16,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "celos/mutex.h"
 #include "celos/slot.h"
 #include "celos/time.h"
 
@@ -80,16 +80,16 @@ class SlotCache {
     std::map<Time, SlotState> slots;
     std::uint64_t named = 0;  // the last prefetch that named it
   };
-  bool usable(Owner owner);  // under mutex_
-  void clear_locked();
+  bool usable(Owner owner) REQUIRES(mutex_);
+  void clear_locked() REQUIRES(mutex_);
 
-  std::mutex mutex_;
-  Owner owner_;
-  std::uint64_t generation_ = 0;
-  std::uint64_t prefetches_ = 0;
-  std::map<std::string, Workflow, std::less<>> workflows_;
-  std::optional<std::map<SlotId, Marker>> markers_;
-  std::optional<std::set<std::string, std::less<>>> paused_;
+  Mutex mutex_;
+  Owner owner_ GUARDED_BY(mutex_);
+  std::uint64_t generation_ GUARDED_BY(mutex_) = 0;
+  std::uint64_t prefetches_ GUARDED_BY(mutex_) = 0;
+  std::map<std::string, Workflow, std::less<>> workflows_ GUARDED_BY(mutex_);
+  std::optional<std::map<SlotId, Marker>> markers_ GUARDED_BY(mutex_);
+  std::optional<std::set<std::string, std::less<>>> paused_ GUARDED_BY(mutex_);
 };
 
 }  // namespace celos

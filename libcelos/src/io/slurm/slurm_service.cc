@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -14,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "celos/dataset.h"
+#include "celos/mutex.h"
 #include "celos/utf8.h"
 #include "io/slurm/slurm_commands.h"
 
@@ -53,30 +53,30 @@ Result<void> write_script(const std::string& path, const std::string& text) {
 // endpoint that timed out or refused connections to fail at once instead of waiting again.
 class Outages {
  public:
-  std::optional<std::string> down(const std::string& endpoint) {
-    std::lock_guard lock(mutex_);
+  std::optional<std::string> down(const std::string& endpoint, Clock::Monotonic now) {
+    MutexLock lock(mutex_);
     auto found = down_.find(endpoint);
-    if (found == down_.end() || std::chrono::steady_clock::now() >= found->second.until) {
+    if (found == down_.end() || now >= found->second.until) {
       return std::nullopt;
     }
     return found->second.why;
   }
-  void trip(const std::string& endpoint, std::string why, std::chrono::milliseconds pause) {
-    std::lock_guard lock(mutex_);
-    down_[endpoint] = {std::chrono::steady_clock::now() + pause, std::move(why)};
+  void trip(const std::string& endpoint, std::string why, Clock::Monotonic until) {
+    MutexLock lock(mutex_);
+    down_[endpoint] = {until, std::move(why)};
   }
   void clear(const std::string& endpoint) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     down_.erase(endpoint);
   }
 
  private:
   struct Down {
-    std::chrono::steady_clock::time_point until;
+    Clock::Monotonic until;
     std::string why;
   };
-  std::mutex mutex_;
-  std::map<std::string, Down> down_;
+  Mutex mutex_;
+  std::map<std::string, Down> down_ GUARDED_BY(mutex_);
 };
 
 Outages& outages() {
@@ -179,20 +179,22 @@ class SlurmService : public ExternalService {
 
   // Runs a Slurm command, unless the controller did not answer a moment ago (then fails at once).
   Result<ProcessOutput> run(const ProcessRequest& request) {
-    if (auto why = outages().down(endpoint_)) {
+    if (auto why = outages().down(endpoint_, options_.clock->monotonic())) {
       return fail(
           fmt::format("not asked: the Slurm controller did not answer a moment ago ({})", *why));
     }
     auto answer = runner_->run(request);
     if (!answer) {
-      outages().trip(endpoint_, answer.error().message, options_.outage_pause);
+      outages().trip(endpoint_, answer.error().message, pause_end());
     } else if (answer->exit_code != 0 && slurm::controller_unreachable(answer->err)) {
-      outages().trip(endpoint_, slurm::one_line(answer->err), options_.outage_pause);
+      outages().trip(endpoint_, slurm::one_line(answer->err), pause_end());
     } else {
       outages().clear(endpoint_);
     }
     return answer;
   }
+
+  Clock::Monotonic pause_end() const { return options_.clock->monotonic() + options_.outage_pause; }
 
   static tl::unexpected<Error> invalid_id(const std::string& id) {
     return fail(fmt::format("\"{}\" is not a Slurm job id", id), ErrorCode::kInvalid);
