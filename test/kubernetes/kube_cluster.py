@@ -99,6 +99,7 @@ class Cluster:
         os.makedirs(workdir, exist_ok=True)
         self.children = {}  # pod key -> Popen (this process's own children, to reap them)
         self.stopping = threading.Event()
+        self.quiet = {}  # job key -> (its resourceVersion, its pods'): reconciled to no change
 
     def run(self, period=0.05):
         while not self.stopping.wait(period):
@@ -115,7 +116,9 @@ class Cluster:
             if job["metadata"].get("deletionTimestamp"):
                 self.finish_foreground(key, job)
             elif not finished(job) and not self.settled(job, by_owner):
-                self.reconcile(job, by_owner.get(job["metadata"]["uid"], {}))
+                self.reconcile_changed(key, job, by_owner.get(job["metadata"]["uid"], {}))
+        if len(self.quiet) > len(store.objects["jobs"]):  # forget Jobs that went
+            self.quiet = {k: v for k, v in self.quiet.items() if k in store.objects["jobs"]}
         live = {j["metadata"]["uid"] for j in store.objects["jobs"].values()}
         for key, pod in list(store.objects["pods"].items()):
             owners = [o["uid"] for o in pod["metadata"].get("ownerReferences", [])]
@@ -137,6 +140,19 @@ class Cluster:
                 and job["status"].get("active") == 0 and any(
                     c["type"] == "Suspended" and c["status"] == "True"
                     for c in job["status"].get("conditions", [])))
+
+    def reconcile_changed(self, key, job, pods):
+        """Reconciles a Job unless neither it nor its pods changed since a reconcile that
+        changed nothing (the Job controller acts on changes, as a real one on its informers'
+        events); a Job with activeDeadlineSeconds is looked at on every tick."""
+        mark = (job["metadata"]["resourceVersion"],
+                tuple(p["metadata"]["resourceVersion"] for p in pods.values()))
+        if self.quiet.get(key) == mark and job["spec"].get("activeDeadlineSeconds") is None:
+            return
+        self.quiet.pop(key, None)
+        self.reconcile(job, pods)
+        if job["metadata"]["resourceVersion"] == mark[0]:
+            self.quiet[key] = mark
 
     def reconcile(self, job, pods):
         """The Job controller's step for one Job and its pods; stores it when its status

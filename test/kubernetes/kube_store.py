@@ -149,6 +149,7 @@ class Store(Ledger):
         self.unschedulable = False
         self.fail_next = []  # [[code, count]]: the next requests answer this error
         self.events = []  # (resourceVersion, kind, type, object) of every change, for watches
+        self.encodings = {"jobs": {}, "pods": {}}  # key -> (object, resourceVersion, JSON)
         self.path = path
         if path and os.path.exists(path):
             with open(path) as f:
@@ -184,10 +185,24 @@ class Store(Ledger):
 
     def remove(self, kind, namespace, name):
         obj = self.objects[kind].pop("%s/%s" % (namespace, name), None)
+        self.encodings[kind].pop("%s/%s" % (namespace, name), None)
         if obj is not None:
             self.bump(obj, "DELETED")
             self.save()
         return obj
+
+    def encoded(self, kind, key, obj):
+        """obj as a list item (JSON without apiVersion and kind), encoded once per
+        resourceVersion as an API server's watch cache keeps it: every change of an object
+        gives it a new resourceVersion (bump), so an unchanged one is answered from here."""
+        rv = obj["metadata"].get("resourceVersion")
+        cached = self.encodings[kind].get(key)
+        if cached is not None and cached[0] is obj and cached[1] == rv:
+            return cached[2]
+        data = json.dumps({k: v for k, v in obj.items()
+                           if k not in ("apiVersion", "kind")}).encode()
+        self.encodings[kind][key] = (obj, rv, data)
+        return data
 
     def changes(self, kind, since):
         """The (resourceVersion, type, object) of the changes of kind after since; raises 410
