@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/error.h"
 #include "celos/time.h"
 
@@ -77,8 +78,10 @@ std::unique_ptr<AuditSink> make_file_audit_sink(std::string directory, int keep_
 // The celos_audit table of a PostgreSQL state database (SPEC §13), for every node of a
 // cluster: append() queues (bounded: 10,000 records, the oldest dropped with a log line) and a
 // thread of its own inserts, so a request never waits for the database; rows older than
-// `keep_days` are deleted hourly. latest() queries the table.
-std::unique_ptr<AuditSink> make_postgres_audit_sink(std::string uri, int keep_days = 90);
+// `keep_days` are deleted hourly; the hour and the pause after a failed insert are on `clock`.
+// latest() queries the table.
+std::unique_ptr<AuditSink> make_postgres_audit_sink(std::string uri, int keep_days = 90,
+                                                    Clock& clock = system_clock());
 
 // Appends to both; latest() asks `reader` and, when it fails, `fallback` (with a log line).
 std::unique_ptr<AuditSink> make_tee_audit_sink(std::unique_ptr<AuditSink> fallback,
@@ -90,7 +93,7 @@ struct AuditRateLimit {
   double client_burst = 20, client_per_second = 1;
   double total_burst = 200, total_per_second = 50;
   std::size_t max_clients = 10000;  // clients tracked at once (the rest share the total bucket)
-  std::function<std::chrono::steady_clock::time_point()> clock = {};  // empty: steady_clock
+  std::function<Clock::Monotonic()> clock = {};  // empty: system_clock().monotonic()
   // Called with the number of records suppressed (celos_audit_suppressed_total).
   std::function<void(std::uint64_t)> on_suppressed = {};
 };

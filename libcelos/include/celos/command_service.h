@@ -51,6 +51,7 @@
 #include <map>
 #include <string>
 
+#include "celos/clock.h"
 #include "celos/external_service.h"
 #include "celos/slot.h"
 
@@ -67,6 +68,8 @@ struct CommandServiceOptions {
   // exit status is running while its heartbeat is younger than heartbeat_timeout (SPEC §16).
   std::chrono::seconds heartbeat_interval{10};
   std::chrono::seconds heartbeat_timeout{60};
+  // The time written into kill-request and killed. Not owned.
+  Clock* clock = &system_clock();
 };
 
 ExternalServicePtr make_command_external_service(CommandServiceOptions options);

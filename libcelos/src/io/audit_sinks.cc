@@ -5,29 +5,29 @@
 // (they changed something); refusals beyond a client's budget are counted, and the count is
 // written once the client is back under its budget, so the trail still says what happened.
 #include <algorithm>
-#include <mutex>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
 #include "celos/audit.h"
+#include "celos/mutex.h"
 
 namespace celos {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Instant = Clock::Monotonic;
 
 struct Bucket {
   double tokens = 0;
-  Clock::time_point at{};
+  Instant at{};
   // Refill at `rate` up to `burst`; true (and one token spent) when a token is left.
-  bool take(double burst, double rate, Clock::time_point now) {
+  bool take(double burst, double rate, Instant now) {
     refill(burst, rate, now);
     if (tokens < 1) return false;
     tokens -= 1;
     return true;
   }
-  void refill(double burst, double rate, Clock::time_point now) {
+  void refill(double burst, double rate, Instant now) {
     const double seconds = std::chrono::duration<double>(now - at).count();
     tokens = std::min(burst, tokens + std::max(0.0, seconds) * rate);
     at = now;
@@ -44,15 +44,15 @@ class RateLimitedAuditSink final : public AuditSink {
  public:
   RateLimitedAuditSink(std::unique_ptr<AuditSink> inner, AuditRateLimit limit)
       : inner_(std::move(inner)), limit_(std::move(limit)) {
-    if (!limit_.clock) limit_.clock = [] { return Clock::now(); };
+    if (!limit_.clock) limit_.clock = [] { return system_clock().monotonic(); };
     total_ = Bucket{limit_.total_burst, limit_.clock()};
   }
 
-  void append(const AuditRecord& record) override {
+  void append(const AuditRecord& record) override EXCLUDES(mutex_) {
     std::vector<AuditRecord> out;
     {
-      std::lock_guard lock(mutex_);
-      const Clock::time_point now = limit_.clock();
+      MutexLock lock(mutex_);
+      const Instant now = limit_.clock();
       sweep(now, out);
       if (!record.refused) {
         flush(record.client, record.time, out);
@@ -72,7 +72,7 @@ class RateLimitedAuditSink final : public AuditSink {
   }
 
  private:
-  bool admit(const std::string& client, Clock::time_point now) {
+  bool admit(const std::string& client, Instant now) REQUIRES(mutex_) {
     auto it = clients_.find(client);
     if (it != clients_.end() &&
         !it->second.bucket.take(limit_.client_burst, limit_.client_per_second, now)) {
@@ -86,7 +86,7 @@ class RateLimitedAuditSink final : public AuditSink {
     return true;
   }
 
-  void suppress(const AuditRecord& record, Clock::time_point now) {
+  void suppress(const AuditRecord& record, Instant now) REQUIRES(mutex_) {
     auto it = clients_.find(record.client);
     if (it == clients_.end() && clients_.size() < limit_.max_clients) {
       it = clients_.emplace(record.client, ClientState{Bucket{0, now}, 0, {}}).first;
@@ -101,7 +101,7 @@ class RateLimitedAuditSink final : public AuditSink {
   }
 
   // The summary of `client`'s suppressed refusals, if any, into `out`.
-  void flush(const std::string& client, Time time, std::vector<AuditRecord>& out) {
+  void flush(const std::string& client, Time time, std::vector<AuditRecord>& out) REQUIRES(mutex_) {
     auto it = clients_.find(client);
     if (it == clients_.end() || it->second.suppressed == 0) return;
     out.push_back(summary(it->second, time));
@@ -119,7 +119,7 @@ class RateLimitedAuditSink final : public AuditSink {
 
   // At most once a second: clients whose bucket is full again get their summary written, and
   // quiet clients are forgotten (the map stays bounded).
-  void sweep(Clock::time_point now, std::vector<AuditRecord>& out) {
+  void sweep(Instant now, std::vector<AuditRecord>& out) REQUIRES(mutex_) {
     if (now - last_sweep_ < std::chrono::seconds(1)) return;
     last_sweep_ = now;
     for (auto it = clients_.begin(); it != clients_.end();) {
@@ -141,11 +141,11 @@ class RateLimitedAuditSink final : public AuditSink {
 
   std::unique_ptr<AuditSink> inner_;
   AuditRateLimit limit_;
-  std::mutex mutex_;
-  Bucket total_;
-  std::unordered_map<std::string, ClientState> clients_;
-  std::uint64_t untracked_ = 0;
-  Clock::time_point last_sweep_{};
+  Mutex mutex_;
+  Bucket total_ GUARDED_BY(mutex_);
+  std::unordered_map<std::string, ClientState> clients_ GUARDED_BY(mutex_);
+  std::uint64_t untracked_ GUARDED_BY(mutex_) = 0;
+  Instant last_sweep_ GUARDED_BY(mutex_){};
 };
 
 class TeeAuditSink final : public AuditSink {

@@ -3,31 +3,32 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <mutex>
 #include <vector>
 
 #include <spdlog/details/file_helper.h>
 #include <spdlog/sinks/base_sink.h>
+// Its template bodies: the compiled spdlog instantiates base_sink only for std::mutex.
+#include <spdlog/sinks/base_sink-inl.h>
 #include <sys/stat.h>
 
+#include "celos/clock.h"
 #include "celos/logging.h"
+#include "celos/mutex.h"
 
 namespace celos {
 namespace {
 
 namespace stdfs = std::filesystem;
 
-Time system_now() {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
-}
-
-class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
+// spdlog's base_sink takes its mutex_ (a celos::Mutex here) around sink_it_() and flush_().
+class DailyLogSink final : public spdlog::sinks::base_sink<Mutex> {
  public:
   DailyLogSink(std::string directory, int keep_days, std::function<Time()> clock)
       : directory_(std::move(directory)),
         path_(directory_ + "/celos.log"),
         keep_days_(keep_days),
-        clock_(clock ? std::move(clock) : system_now) {
+        clock_(clock ? std::move(clock)
+                     : std::function<Time()>([] { return system_clock().now(); })) {
     const std::string today = format_day(clock_());
     // A celos.log from an earlier day is that day's file: roll it before appending.
     struct stat st;
@@ -40,14 +41,14 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   }
 
   // After logrotate (or an operator) moved celos.log away: continue in a new celos.log.
-  void reopen() {
-    std::lock_guard lock(mutex_);
+  void reopen() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     file_.close();
     file_.open(path_, false);
   }
 
  protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
+  void sink_it_(const spdlog::details::log_msg& msg) override REQUIRES(mutex_) {
     const std::string today = format_day(clock_());
     if (today != day_) {
       file_.close();
@@ -60,10 +61,10 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     file_.write(formatted);
   }
 
-  void flush_() override { file_.flush(); }
+  void flush_() override REQUIRES(mutex_) { file_.flush(); }
 
  private:
-  void roll(const std::string& day) {
+  void roll(const std::string& day) REQUIRES(mutex_) {
     std::error_code ec;
     stdfs::rename(path_, path_ + "." + day, ec);  // on failure keep appending: never lose lines
     // Not through spdlog: this sink is inside the logger that would report it.
@@ -73,7 +74,7 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
     prune();
   }
 
-  void prune() {
+  void prune() REQUIRES(mutex_) {
     std::vector<std::string> rolled;
     std::error_code ec;
     for (const auto& entry : stdfs::directory_iterator(directory_, ec)) {
@@ -94,8 +95,8 @@ class DailyLogSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::string path_;
   int keep_days_;
   std::function<Time()> clock_;
-  std::string day_;
-  spdlog::details::file_helper file_;
+  std::string day_ GUARDED_BY(mutex_);
+  spdlog::details::file_helper file_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

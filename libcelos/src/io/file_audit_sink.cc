@@ -3,13 +3,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "celos/audit.h"
+#include "celos/mutex.h"
 #include "io/backward_lines.h"
 
 namespace celos {
@@ -23,12 +23,12 @@ class FileAuditSink final : public AuditSink {
  public:
   FileAuditSink(std::string directory, int keep_days)
       : dir_(std::move(directory)), keep_days_(std::max(keep_days, 0)) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     remove_expired();
   }
 
-  void append(const AuditRecord& record) override {
-    std::lock_guard lock(mutex_);
+  void append(const AuditRecord& record) override EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     roll_if_new_day(record.time);
     const std::string line = audit_record_to_json(record) + '\n';
     // One write(2) of the whole line with O_APPEND: concurrent writers never interleave.
@@ -52,7 +52,7 @@ class FileAuditSink final : public AuditSink {
   Result<std::vector<AuditRecord>> latest(std::optional<Time> since, std::size_t limit) override {
     std::vector<std::string> files;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);  // not in the middle of a roll
       files = files_newest_first();
     }
     std::vector<AuditRecord> out;
@@ -75,7 +75,7 @@ class FileAuditSink final : public AuditSink {
   std::string path() const { return dir_ + "/" + std::string(kFile); }
 
   // audit.log, then audit.log.<day> newest day first.
-  std::vector<std::string> files_newest_first() const {
+  std::vector<std::string> files_newest_first() const REQUIRES(mutex_) {
     std::vector<std::string> rolled;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
@@ -89,18 +89,20 @@ class FileAuditSink final : public AuditSink {
   }
 
   // The day of the records in audit.log: remembered, or read from its last record at start.
-  std::optional<std::string> file_day() {
+  std::optional<std::string> file_day() REQUIRES(mutex_) {
     if (day_) return day_;
-    auto read = for_each_line_backwards(path(), [this](std::string_view line) {
+    std::optional<std::string> found;
+    auto read = for_each_line_backwards(path(), [&found](std::string_view line) {
       auto record = audit_record_from_json(line);
-      if (record) day_ = format_day(record->time);
+      if (record) found = format_day(record->time);
       return !record;  // the last readable record decides
     });
     if (!read) spdlog::error("{}", read.error().message);
+    day_ = std::move(found);
     return day_;
   }
 
-  void roll_if_new_day(Time now) {
+  void roll_if_new_day(Time now) REQUIRES(mutex_) {
     const std::string today = format_day(now);
     const auto day = file_day();
     day_ = today;
@@ -112,7 +114,7 @@ class FileAuditSink final : public AuditSink {
   }
 
   // Keeps the newest `keep_days_` rolled files.
-  void remove_expired() {
+  void remove_expired() REQUIRES(mutex_) {
     auto rolled = files_newest_first();
     for (std::size_t i = 1 + static_cast<std::size_t>(keep_days_); i < rolled.size(); ++i) {
       std::error_code ec;
@@ -123,8 +125,9 @@ class FileAuditSink final : public AuditSink {
 
   std::string dir_;
   int keep_days_;
-  std::optional<std::string> day_;
-  std::mutex mutex_;
+  // Guards day_ and the files: a roll (rename, expiry) is never half seen by latest().
+  Mutex mutex_;
+  std::optional<std::string> day_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

@@ -10,16 +10,17 @@
 namespace celos {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// The real clock on purpose (not celos::Clock): the metrics measure how long a real call took.
+using RealClock = std::chrono::steady_clock;
 
 // Runs `call`, records its duration and whether it succeeded, returns its result.
 template <class F>
 auto timed(ExternalCallObserver& observer, std::string_view service, std::string_view operation,
            F&& call) {
-  const auto started = Clock::now();
+  const auto started = RealClock::now();
   auto result = call();
   observer.on_external_call(service, operation,
-                            std::chrono::duration<double>(Clock::now() - started).count(),
+                            std::chrono::duration<double>(RealClock::now() - started).count(),
                             result.has_value());
   return result;
 }
@@ -57,12 +58,13 @@ class InstrumentedService final : public ExternalServiceWrapper {
   // One observation for the batch call; every failed entry counts as an error.
   template <class F>
   auto batch(std::string_view operation, F&& call) -> decltype(call()) {
-    const auto started = Clock::now();
+    const auto started = RealClock::now();
     auto results = call();
     bool all_ok = true;
     for (const auto& [id, result] : results) all_ok = all_ok && result.has_value();
-    observer_.on_external_call(
-        kind_, operation, std::chrono::duration<double>(Clock::now() - started).count(), all_ok);
+    observer_.on_external_call(kind_, operation,
+                               std::chrono::duration<double>(RealClock::now() - started).count(),
+                               all_ok);
     return results;
   }
 

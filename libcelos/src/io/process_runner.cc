@@ -21,7 +21,9 @@ extern char** environ;
 namespace celos {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// The real clock on purpose (not celos::Clock): the timeouts bound poll() and waitpid() of a
+// real child process.
+using RealClock = std::chrono::steady_clock;
 
 struct Pipe {
   int read = -1;
@@ -162,10 +164,10 @@ class PosixProcessRunner : public ProcessRunner {
     ProcessOutput result;
     std::size_t written = 0;
     if (request.input.empty()) fds.close(in.write);
-    const auto deadline = Clock::now() + request.timeout;
+    const auto deadline = RealClock::now() + request.timeout;
     while (out.read >= 0 || err.read >= 0) {
       const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - RealClock::now());
       if (left.count() <= 0) {
         kill_group(pid);
         return fail(fmt::format("{} did not answer within {} s", what,
@@ -217,7 +219,7 @@ class PosixProcessRunner : public ProcessRunner {
   }
 
   // The exit status, or -2 when the program (which closed its outputs) outlives the deadline.
-  static int wait_until(pid_t pid, Clock::time_point deadline) {
+  static int wait_until(pid_t pid, RealClock::time_point deadline) {
     for (;;) {
       int status = 0;
       const pid_t done = ::waitpid(pid, &status, WNOHANG);
@@ -227,7 +229,7 @@ class PosixProcessRunner : public ProcessRunner {
         return -1;
       }
       if (done < 0 && errno != EINTR) return -1;
-      if (Clock::now() > deadline) {
+      if (RealClock::now() > deadline) {
         kill_group(pid);
         return -2;
       }

@@ -31,6 +31,7 @@ std::optional<ExternalStatus> read_exit(const std::string& dir) {
 }
 
 // Seconds since the heartbeat file was last written (by the file system's clock), if any.
+// The real clock on purpose: the mtime was stamped by it, not by an injected one.
 std::optional<long long> heartbeat_age(const std::string& dir) {
   struct stat info {};
   if (::stat((dir + "/heartbeat").c_str(), &info) != 0) return std::nullopt;

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <random>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -25,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "celos/clock.h"
 #include "celos/dataset.h"
 #include "celos/time.h"
 #include "command_job.h"
@@ -239,8 +239,7 @@ class CommandService : public ExternalService {
     if (exists(dir + "/exit")) return {};
     // First the durable wish: a wrapper that has not started yet never will, and the wrapper
     // of a job on another host obeys it.
-    const auto now =
-        std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    const Time now = options_.clock->now();
     if (auto asked = write_file_atomically(dir + "/kill-request", format_time(now) + "\n");
         !asked) {
       return asked;
@@ -261,9 +260,8 @@ class CommandService : public ExternalService {
   std::string new_external_id() {
     static std::atomic<unsigned> counter{0};
     static const unsigned salt = std::random_device{}();
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    // The real clock on purpose: the id must be unique across restarts, whatever the clock.
+    const auto now = system_clock().now().time_since_epoch().count();
     // The host goes into the id: a leader that cannot see the job directory (a --jobs-dir not
     // shared by the cluster's nodes) can still say where the job ran (SPEC §11).
     std::string host = command_job::this_machine().host;
@@ -274,9 +272,11 @@ class CommandService : public ExternalService {
   // setsid() made the wrapper a process group leader: its pid is the group id.
   void terminate_group(const command_job::RecordedProcess& process) const {
     ::kill(-process.pid, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + options_.kill_grace;
-    while (is_running(process) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // The real clock on purpose: the grace is what a real process gets to exit.
+    Clock& real = system_clock();
+    const Clock::Monotonic deadline = real.monotonic() + options_.kill_grace;
+    while (is_running(process) && real.monotonic() < deadline) {
+      real.sleep_for(std::chrono::milliseconds(10));
     }
     if (is_running(process)) ::kill(-process.pid, SIGKILL);
   }

@@ -9,13 +9,13 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "io/file_db/file_history.h"
 #include "io/file_db/packed_day.h"
@@ -95,7 +95,7 @@ class FileStateDatabase final : public StateDatabase {
     }
     // Some files may be written, others not: forget the cached days of these slots, the next
     // read goes to the files (which are whole, old or new, thanks to write_files).
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const SlotState& s : states) {
       auto wf = cache_.find(s.id.workflow);
       if (wf != cache_.end()) wf->second.erase(format_day(s.id.time));
@@ -226,7 +226,7 @@ class FileStateDatabase final : public StateDatabase {
                                                                  const FileStatus& day) {
     const bool cacheable = day.mtime_ns != 0 && !racy_read(day.mtime_ns);
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto& days = announced_cache_[dataset];
       auto it = days.find(day.name);
       if (cacheable && it != days.end() && it->second.mtime_ns == day.mtime_ns) {
@@ -243,7 +243,7 @@ class FileStateDatabase final : public StateDatabase {
     }
     auto shared = std::make_shared<const std::vector<Time>>(std::move(times));
     if (cacheable) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto& days = announced_cache_[dataset];
       days.insert_or_assign(day.name, AnnouncedDay{day.mtime_ns, shared});
       while (days.size() > kAnnouncedDaysCached) days.erase(days.begin());
@@ -307,7 +307,7 @@ class FileStateDatabase final : public StateDatabase {
       // since: its listing tells (taken after the stat, so a later write changes the mtime).
       const bool was_absent = cached_mtime(workflow, day) == kAbsentDay;
       const bool only_ours = !was_absent || holds_only(dir, entry.second);
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto wf = cache_.find(workflow);
       if (wf == cache_.end()) continue;
       auto cached = wf->second.find(day);
@@ -329,7 +329,7 @@ class FileStateDatabase final : public StateDatabase {
   }
 
   std::optional<std::int64_t> cached_mtime(const std::string& workflow, const std::string& day) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto wf = cache_.find(workflow);
     if (wf == cache_.end()) return std::nullopt;
     auto cached = wf->second.find(day);
@@ -381,7 +381,7 @@ class FileStateDatabase final : public StateDatabase {
     std::sort(present.begin(), present.end());
     static const auto empty = std::make_shared<const PackedDay>();
     const std::string first = format_day(start), last = format_day(end);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto& days = cache_[workflow];
     days.erase(days.begin(), days.lower_bound(first));
     for (Time t = std::chrono::floor<std::chrono::days>(start);; t += std::chrono::days{1}) {
@@ -399,7 +399,7 @@ class FileStateDatabase final : public StateDatabase {
     const bool cacheable = day.mtime_ns != 0;
     const bool racy = racy_read(day.mtime_ns);
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto& days = cache_[workflow];
       auto it = days.find(day.name);
       if (it != days.end() && !it->second.racy && it->second.mtime_ns == day.mtime_ns) {
@@ -429,7 +429,7 @@ class FileStateDatabase final : public StateDatabase {
     }
     auto slots = std::make_shared<const PackedDay>(std::move(states));
     if (cacheable) {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       cache_[workflow][day.name] = CachedDay{day.mtime_ns, racy, slots};
     }
     return slots;
@@ -450,9 +450,10 @@ class FileStateDatabase final : public StateDatabase {
   std::function<Result<void>()> probe_;
   std::unique_ptr<RerunMarkers> markers_;
   std::unique_ptr<FileHistory> history_;
-  std::mutex mutex_;
-  std::map<std::string, std::map<std::string, CachedDay>> cache_;
-  std::map<std::string, std::map<std::string, AnnouncedDay>> announced_cache_;  // by dataset, day
+  Mutex mutex_;
+  std::map<std::string, std::map<std::string, CachedDay>> cache_ GUARDED_BY(mutex_);
+  // by dataset, day
+  std::map<std::string, std::map<std::string, AnnouncedDay>> announced_cache_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

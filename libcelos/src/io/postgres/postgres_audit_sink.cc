@@ -5,9 +5,7 @@
 // batches (one statement of unnest() arrays). While the database is down the queue holds up to
 // kCapacity records (the file beside it has them all); the oldest are dropped beyond that.
 #include <atomic>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -15,6 +13,8 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/audit.h"
+#include "celos/clock.h"
+#include "celos/mutex.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
 
@@ -89,23 +89,24 @@ class PostgresAuditSink final : public AuditSink {
  public:
   // Its sessions are bounded like the state database's (pg::SessionLimits, at the default lease):
   // a database that vanished mid-write is noticed by TCP in seconds, not after 15 min to 2 h.
-  PostgresAuditSink(std::string uri, int keep_days)
+  PostgresAuditSink(std::string uri, int keep_days, Clock& clock)
       : pool_(std::move(uri), pg::SessionLimits{std::chrono::seconds(10)}),
         keep_days_(std::max(keep_days, 1)),
+        clock_(clock),
         thread_([this] { loop(); }) {}
 
   ~PostgresAuditSink() override {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_one();
     thread_.join();
   }
 
-  void append(const AuditRecord& record) override {
+  void append(const AuditRecord& record) override EXCLUDES(mutex_) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (queue_.size() >= kCapacity) {
         queue_.pop_front();
         ++dropped_while_writing_;
@@ -154,15 +155,11 @@ class PostgresAuditSink final : public AuditSink {
   }
 
   // Writes queued records in batches; on failure keeps them and retries after a pause.
-  void loop() {
-    std::unique_lock lock(mutex_);
+  void loop() EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     auto pause = std::chrono::seconds(0);
     for (;;) {
-      if (pause.count() > 0) {
-        wake_.wait_for(lock, pause, [this] { return stopping_; });
-      } else {
-        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      }
+      wait_for_work(pause);
       if (stopping_ && (queue_.empty() || pause.count() > 0)) break;
       const std::size_t n = std::min(queue_.size(), kBatch);
       std::vector<AuditRecord> batch(queue_.begin(), queue_.begin() + static_cast<long>(n));
@@ -186,6 +183,17 @@ class PostgresAuditSink final : public AuditSink {
     }
   }
 
+  // Until there are records to write (no pause) or the pause is over; either ends on stopping.
+  void wait_for_work(std::chrono::seconds pause) REQUIRES(mutex_) {
+    if (pause.count() > 0) {
+      const Clock::Monotonic deadline = clock_.monotonic() + pause;
+      while (!stopping_ && clock_.wait_until(wake_, mutex_, deadline)) {
+      }
+    } else {
+      while (!stopping_ && queue_.empty()) wake_.wait(mutex_);
+    }
+  }
+
   bool write(const std::vector<AuditRecord>& batch) {
     auto conn = connected();
     Result<void> done = conn ? Result<void>{} : tl::unexpected(conn.error());
@@ -202,7 +210,7 @@ class PostgresAuditSink final : public AuditSink {
 
   // Hourly: rows older than keep_days go (any node may do it; deleting twice is harmless).
   void expire(PGconn* c) {
-    const auto now = std::chrono::steady_clock::now();
+    const Clock::Monotonic now = clock_.monotonic();
     if (expired_at_ && now - *expired_at_ < std::chrono::hours(1)) return;
     expired_at_ = now;
     auto r = pg::exec(c, "DELETE FROM celos_audit WHERE at < now() - make_interval(days => $1)",
@@ -213,21 +221,22 @@ class PostgresAuditSink final : public AuditSink {
   pg::Pool pool_;
   int keep_days_;
   std::atomic<bool> migrated_{false};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<AuditRecord> queue_;
-  std::uint64_t dropped_ = 0;
-  std::size_t dropped_while_writing_ = 0;
-  bool stopping_ = false;
-  bool failing_ = false;                                             // written by the thread only
-  std::optional<std::chrono::steady_clock::time_point> expired_at_;  // the thread only
+  Clock& clock_;
+  Mutex mutex_;
+  CondVar wake_;
+  std::deque<AuditRecord> queue_ GUARDED_BY(mutex_);
+  std::uint64_t dropped_ GUARDED_BY(mutex_) = 0;
+  std::size_t dropped_while_writing_ GUARDED_BY(mutex_) = 0;
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  bool failing_ = false;                        // written by the thread only
+  std::optional<Clock::Monotonic> expired_at_;  // the thread only
   std::thread thread_;
 };
 
 }  // namespace
 
-std::unique_ptr<AuditSink> make_postgres_audit_sink(std::string uri, int keep_days) {
-  return std::make_unique<PostgresAuditSink>(std::move(uri), keep_days);
+std::unique_ptr<AuditSink> make_postgres_audit_sink(std::string uri, int keep_days, Clock& clock) {
+  return std::make_unique<PostgresAuditSink>(std::move(uri), keep_days, clock);
 }
 
 }  // namespace celos

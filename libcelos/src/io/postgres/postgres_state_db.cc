@@ -20,13 +20,13 @@
 #include <atomic>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
@@ -358,9 +358,9 @@ class PostgresStateDatabase final : public StateDatabase {
   // Runs `f` in one transaction, fenced by the lease when this database is fenced; then
   // `committed` tells the cache. A write whose outcome is not known empties the cache.
   Result<void> write(
-      const std::function<Result<void>(PGconn*)>& f,
-      const std::function<void()>& committed = [] {}) {
-    std::lock_guard lock(write_mutex_);  // the cache applies writes in commit order
+      const std::function<Result<void>(PGconn*)>& f, const std::function<void()>& committed = [] {})
+      EXCLUDES(write_mutex_) {
+    MutexLock lock(write_mutex_);  // the cache applies writes in commit order
     auto done = with_conn([&](PGconn* c) -> Result<void> {
       const auto holder = fence_ ? fence_->get() : std::nullopt;
       if (fence_ && !holder) {
@@ -398,7 +398,9 @@ class PostgresStateDatabase final : public StateDatabase {
   pg::Pool pool_;
   std::shared_ptr<const WriteFence> fence_;
   std::atomic<bool> migrated_{false};
-  std::mutex write_mutex_;
+  // Serializes the writes (and so the cache's updates, in commit order); it guards no field:
+  // the cache locks itself.
+  Mutex write_mutex_;
   SlotCache cache_;
 };
 
