@@ -54,14 +54,16 @@ void JsHeap::arm(std::chrono::milliseconds budget) {
   armed_ = true;
   timed_out_ = false;
   refused_allocation_ = false;
-  deadline_ = std::chrono::steady_clock::now() + budget;
+  // The real clock on purpose (also in deadline_passed()): the budget bounds the real time a
+  // script runs.
+  deadline_ = system_clock().monotonic() + budget;
 }
 
 void JsHeap::disarm() { armed_ = false; }
 
 bool JsHeap::deadline_passed() {
   if (!armed_) return false;
-  if (!timed_out_ && std::chrono::steady_clock::now() > deadline_) timed_out_ = true;
+  if (!timed_out_ && system_clock().monotonic() > deadline_) timed_out_ = true;
   return timed_out_;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "celos/command_service.h"
+#include "celos/mutex.h"
 #include "celos/utf8.h"
 #include "js/js_functions.h"
 #include "js/js_objects.h"
@@ -64,7 +65,7 @@ OoziePropertiesFunction keep_properties_function(duk_context* ctx, duk_idx_t idx
   std::shared_ptr<JsHeap> heap = scope.heap.lock();
   const auto budget = scope.settings.max_eval_time;
   return [heap, key, budget](const SlotId& slot) -> Result<std::map<std::string, std::string>> {
-    auto lock = heap->lock();
+    MutexLock lock(heap->mutex());
     duk_context* context = heap->context();
     PropertiesCall call{&slot, key, {}};
     heap->arm(budget);

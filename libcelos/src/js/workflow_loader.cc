@@ -11,10 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -24,6 +22,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "celos/clock.h"
+#include "celos/mutex.h"
 #include "js/js_api.h"
 #include "js/js_heap.h"
 
@@ -94,7 +94,9 @@ class JsWorkflowSource : public WorkflowSource {
 
     std::map<std::string, Stamp> defaults_stamps;  // each defaults file stat'ed once per load
     std::map<std::string, CachedFile> next;
-    const auto started = std::chrono::steady_clock::now();
+    // The real clock on purpose (also in budgeted_settings()): the budget bounds the real time
+    // the evaluations take.
+    const Clock::Monotonic started = system_clock().monotonic();
     if (!over_budget_.empty()) changed = true;  // the last load's budget errors may go
     over_budget_.clear();
     // The kept heaps' bytes, summed once and then kept up to date: summing them for every file
@@ -185,20 +187,19 @@ class JsWorkflowSource : public WorkflowSource {
   // heap's built-ins). Each evaluation in flight reserves its heap limit from the total memory
   // budget, and a file starts beside others only when the whole per-file limit is left for it:
   // when the budget gets tight, files are evaluated one at a time, as before.
-  void evaluate_all(std::vector<Pending>& pending, std::chrono::steady_clock::time_point started,
-                    std::size_t kept) {
-    std::mutex mutex;
-    std::condition_variable done;
+  void evaluate_all(std::vector<Pending>& pending, Clock::Monotonic started, std::size_t kept) {
+    Mutex mutex;  // guards `reserved` and `kept` (locals: no GUARDED_BY)
+    CondVar done;
     std::size_t reserved = 0;
     std::atomic<std::size_t> next{0};
     auto work = [&] {
       for (std::size_t i = next++; i < pending.size(); i = next++) {
         Pending& p = pending[i];
-        std::unique_lock lock(mutex);
+        MutexLock lock(mutex);
         auto settings = budgeted_settings(started, kept + reserved);
         // Alongside others only with the whole per-file limit; a tight budget goes one at a time.
         while (reserved > 0 && (!settings || settings->max_heap_bytes < settings_.max_heap_bytes)) {
-          done.wait(lock);
+          done.wait(mutex);
           settings = budgeted_settings(started, kept + reserved);
         }
         if (!settings) {
@@ -232,10 +233,9 @@ class JsWorkflowSource : public WorkflowSource {
     return heap ? heap->bytes_in_use() : 0;
   }
 
-  Result<js::EvalSettings> budgeted_settings(std::chrono::steady_clock::time_point started,
-                                             std::size_t kept) const {
-    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
+  Result<js::EvalSettings> budgeted_settings(Clock::Monotonic started, std::size_t kept) const {
+    const auto spent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(system_clock().monotonic() - started);
     if (spent >= max_total_eval_time_) {
       return tl::unexpected(Error{fmt::format(
           "not evaluated: loading the workflow files used up the total time budget of {} ms; "
