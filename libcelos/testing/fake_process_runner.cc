@@ -18,7 +18,7 @@ std::string program_name(const ProcessRequest& request) {
 Result<ProcessOutput> FakeProcessRunner::run(const ProcessRequest& request) {
   Handler handler;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     calls_.push_back(request);
     const std::string program = program_name(request);
     auto& queue = queued_[program];
@@ -37,7 +37,7 @@ Result<ProcessOutput> FakeProcessRunner::run(const ProcessRequest& request) {
 }
 
 void FakeProcessRunner::answer(const std::string& program, ProcessOutput output) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   queued_[program].push_back(std::move(output));
 }
 
@@ -47,29 +47,29 @@ void FakeProcessRunner::answer(const std::string& program, int exit_code, std::s
 }
 
 void FakeProcessRunner::answer_error(const std::string& program, std::string message) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   queued_[program].push_back(fail(std::move(message)));
 }
 
 void FakeProcessRunner::on(const std::string& program, Handler handler) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   handlers_[program] = std::move(handler);
 }
 
 std::vector<ProcessRequest> FakeProcessRunner::calls() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return calls_;
 }
 
 int FakeProcessRunner::count(const std::string& program) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   int n = 0;
   for (const auto& call : calls_) n += program.empty() || program_name(call) == program ? 1 : 0;
   return n;
 }
 
 void FakeProcessRunner::clear_calls() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   calls_.clear();
 }
 

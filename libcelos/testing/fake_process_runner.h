@@ -5,10 +5,10 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "celos/mutex.h"
 #include "celos/process_runner.h"
 
 namespace celos::testing {
@@ -37,10 +37,10 @@ class FakeProcessRunner : public ProcessRunner {
   static std::string testdata(const std::string& relative);
 
  private:
-  mutable std::mutex mutex_;
-  std::map<std::string, std::vector<Result<ProcessOutput>>> queued_;
-  std::map<std::string, Handler> handlers_;
-  std::vector<ProcessRequest> calls_;
+  mutable Mutex mutex_;
+  std::map<std::string, std::vector<Result<ProcessOutput>>> queued_ GUARDED_BY(mutex_);
+  std::map<std::string, Handler> handlers_ GUARDED_BY(mutex_);
+  std::vector<ProcessRequest> calls_ GUARDED_BY(mutex_);
 };
 
 // argv[0]'s last path component: "sbatch" for "/usr/bin/sbatch".

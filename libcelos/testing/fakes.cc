@@ -16,8 +16,8 @@ Result<void> FakeExternalService::check_reachable(const std::string& call) {
 }
 
 Result<std::string> FakeExternalService::submit(const SlotId& slot) {
+  MutexLock lock(mutex_);
   if (throws_) throw std::runtime_error("fake service bug");
-  std::lock_guard lock(mutex_);
   if (auto ok = check_reachable("submit " + to_string(slot)); !ok)
     return tl::unexpected(ok.error());
   if (refuses_) return fail("fake service refuses the job: invalid partition", ErrorCode::kInvalid);
@@ -29,14 +29,14 @@ Result<std::string> FakeExternalService::submit(const SlotId& slot) {
 
 Result<void> FakeExternalService::start(const SlotId& slot, const std::string& external_id) {
   if (on_start) on_start(slot, external_id);
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto ok = check_reachable("start " + external_id); !ok) return ok;
   started.push_back(external_id);
   return {};
 }
 
 Result<ExternalStatus> FakeExternalService::status(const SlotId&, const std::string& external_id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto ok = check_reachable("status " + external_id); !ok) return tl::unexpected(ok.error());
   auto it = statuses.find(external_id);
   if (it == statuses.end()) return fail("unknown job " + external_id);
@@ -44,7 +44,7 @@ Result<ExternalStatus> FakeExternalService::status(const SlotId&, const std::str
 }
 
 Result<void> FakeExternalService::kill(const SlotId&, const std::string& external_id) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (auto ok = check_reachable("kill " + external_id); !ok) return ok;
   killed.push_back(external_id);
   statuses[external_id] = ExternalStatus::kFailure;
@@ -52,12 +52,12 @@ Result<void> FakeExternalService::kill(const SlotId&, const std::string& externa
 }
 
 void FakeExternalService::set_status(const std::string& external_id, ExternalStatus status) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   statuses[external_id] = status;
 }
 
 std::vector<std::string> FakeExternalService::calls() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return calls_;
 }
 
@@ -75,7 +75,7 @@ bool is_under(const std::string& path, const std::string& dir) {
 }  // namespace
 
 Result<bool> MemFileSystem::exists(const std::string& path) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++exists_calls_;
   if (down_) return fail("mem fs down: exists " + path);
   if (files_.count(path) || dirs_.count(path)) return true;
@@ -86,7 +86,7 @@ Result<bool> MemFileSystem::exists(const std::string& path) {
 }
 
 Result<std::string> MemFileSystem::read(const std::string& path) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: read " + path);
   auto it = files_.find(path);
   if (it == files_.end()) return fail("no such file: " + path, ErrorCode::kNotFound);
@@ -94,7 +94,7 @@ Result<std::string> MemFileSystem::read(const std::string& path) {
 }
 
 Result<void> MemFileSystem::write_files(const std::vector<FileWrite>& files) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: write");
   for (const FileWrite& f : files) {
     ++writes_;
@@ -110,14 +110,14 @@ Result<void> MemFileSystem::write_files(const std::vector<FileWrite>& files) {
 }
 
 Result<void> MemFileSystem::make_dirs(const std::string& path) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: mkdirs " + path);
   for (std::string d = path; d != "/" && !d.empty(); d = parent_of(d)) dirs_.insert(d);
   return {};
 }
 
 Result<void> MemFileSystem::remove(const std::string& path) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: remove " + path);
   files_.erase(path);
   dirs_.erase(path);
@@ -128,7 +128,7 @@ Result<void> MemFileSystem::remove(const std::string& path) {
 }
 
 Result<void> MemFileSystem::rename(const std::string& from, const std::string& to) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: rename " + from);
   std::map<std::string, std::string> moved;
   for (auto it = files_.begin(); it != files_.end();) {
@@ -159,7 +159,7 @@ Result<void> MemFileSystem::rename(const std::string& from, const std::string& t
 }
 
 Result<std::vector<FileStatus>> MemFileSystem::list(const std::string& directory) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: list " + directory);
   std::map<std::string, FileStatus> entries;
   for (const auto& [p, data] : files_) {
@@ -184,7 +184,7 @@ void MemFileSystem::touch_parent(const std::string& path) {
 }
 
 std::map<std::string, std::string> MemFileSystem::files() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return files_;
 }
 

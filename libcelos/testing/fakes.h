@@ -5,7 +5,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +13,7 @@
 #include "celos/external_service.h"
 #include "celos/file_system.h"
 #include "celos/http_client.h"
+#include "celos/mutex.h"
 
 namespace celos::testing {
 
@@ -32,35 +32,55 @@ class FakeExternalService : public ExternalService {
   // Sets the status that status() reports for a job (default kRunning).
   void set_status(const std::string& external_id, ExternalStatus status);
   // The next calls fail with "service down" while set.
-  void set_down(bool down) { down_ = down; }
+  void set_down(bool down) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    down_ = down;
+  }
   // submit() throws std::runtime_error while set (a bug in a service).
-  void set_throws(bool throws) { throws_ = throws; }
+  void set_throws(bool throws) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    throws_ = throws;
+  }
   // submit() answers as a service that refuses the job (ErrorCode::kInvalid) while set.
-  void set_refuses(bool refuses) { refuses_ = refuses; }
+  void set_refuses(bool refuses) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    refuses_ = refuses;
+  }
   // Calls fail as an unreachable endpoint (ErrorCode::kUnavailable) while set.
-  void set_unreachable(bool unreachable) { unreachable_ = unreachable; }
+  void set_unreachable(bool unreachable) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    unreachable_ = unreachable;
+  }
   // Called at the start of every start() (e.g. to check that RUNNING is already stored).
   std::function<void(const SlotId&, const std::string&)> on_start;
-  std::string endpoint() const override { return endpoint_; }
-  void set_endpoint(std::string endpoint) { endpoint_ = std::move(endpoint); }
+  std::string endpoint() const override EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return endpoint_;
+  }
+  void set_endpoint(std::string endpoint) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    endpoint_ = std::move(endpoint);
+  }
   // Calls made, in order ("submit wf@...", "start job-1", "status job-1", "kill job-1").
   std::vector<std::string> calls() const;
 
+  // Written under the lock; a test reads them between steps (no step running), so they say no
+  // GUARDED_BY: a deliberate exception for the tests' convenience.
   std::vector<SlotId> submitted;     // in order
   std::vector<std::string> started;  // external ids
   std::vector<std::string> killed;   // external ids
   std::map<std::string, ExternalStatus> statuses;
 
  private:
-  Result<void> check_reachable(const std::string& call);
-  mutable std::mutex mutex_;
-  std::vector<std::string> calls_;
-  std::string endpoint_;
-  int next_id_ = 1;
-  bool down_ = false;
-  bool throws_ = false;
-  bool refuses_ = false;
-  bool unreachable_ = false;
+  Result<void> check_reachable(const std::string& call) REQUIRES(mutex_);
+  mutable Mutex mutex_;
+  std::vector<std::string> calls_ GUARDED_BY(mutex_);
+  std::string endpoint_ GUARDED_BY(mutex_);
+  int next_id_ GUARDED_BY(mutex_) = 1;
+  bool down_ GUARDED_BY(mutex_) = false;
+  bool throws_ GUARDED_BY(mutex_) = false;
+  bool refuses_ GUARDED_BY(mutex_) = false;
+  bool unreachable_ GUARDED_BY(mutex_) = false;
 };
 
 // A file system in memory. Directories are implicit in file paths plus those made with
@@ -77,32 +97,40 @@ class MemFileSystem : public FileSystem {
   Result<void> rename(const std::string& from, const std::string& to) override;
   Result<std::vector<FileStatus>> list(const std::string& directory) override;
 
-  void fail_at_write(int n) {
+  void fail_at_write(int n) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     fail_at_ = n;
     writes_ = 0;
   }
   // Every write of a file under `prefix` fails (a stray file where a directory should be, a
   // full disk for one workflow) until called again with "".
-  void fail_writes_under(std::string prefix) {
-    std::lock_guard lock(mutex_);
+  void fail_writes_under(std::string prefix) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
     fail_under_ = std::move(prefix);
   }
-  void set_down(bool down) { down_ = down; }
-  int exists_calls() const { return exists_calls_; }
+  void set_down(bool down) EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    down_ = down;
+  }
+  int exists_calls() const EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return exists_calls_;
+  }
   std::map<std::string, std::string> files() const;
 
  private:
-  mutable std::mutex mutex_;
-  std::map<std::string, std::string> files_;
-  std::set<std::string> dirs_;
-  std::map<std::string, std::int64_t> dir_versions_;  // stands in for directory mtimes
-  std::int64_t version_ = 0;
-  void touch_parent(const std::string& path);
-  int fail_at_ = 0;
-  int writes_ = 0;
-  std::string fail_under_;
-  int exists_calls_ = 0;
-  bool down_ = false;
+  mutable Mutex mutex_;
+  std::map<std::string, std::string> files_ GUARDED_BY(mutex_);
+  std::set<std::string> dirs_ GUARDED_BY(mutex_);
+  // stands in for directory mtimes
+  std::map<std::string, std::int64_t> dir_versions_ GUARDED_BY(mutex_);
+  std::int64_t version_ GUARDED_BY(mutex_) = 0;
+  void touch_parent(const std::string& path) REQUIRES(mutex_);
+  int fail_at_ GUARDED_BY(mutex_) = 0;
+  int writes_ GUARDED_BY(mutex_) = 0;
+  std::string fail_under_ GUARDED_BY(mutex_);
+  int exists_calls_ GUARDED_BY(mutex_) = 0;
+  bool down_ GUARDED_BY(mutex_) = false;
 };
 
 // A resolver that hands out the given file systems by URI ("" and unknown URIs: `fallback`).

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/error.h"
 #include "celos/http_client.h"
 #include "celos/http_server.h"
@@ -170,7 +171,9 @@ std::string render_error_page(int status, std::string_view title, std::string_vi
 // `parallelism` at a time.
 class CelosApiReader {
  public:
-  CelosApiReader(std::shared_ptr<HttpClient> client, std::string celos_url, int parallelism = 8);
+  // `clock` times the minute before the batch is tried again. Not owned.
+  CelosApiReader(std::shared_ptr<HttpClient> client, std::string celos_url, int parallelism = 8,
+                 Clock& clock = system_clock());
 
   // Every workflow with its slots in [start, end), sorted by id. Fails (kFailed) when
   // celos-server cannot be reached or its workflow list cannot be read; a failure of one
@@ -196,7 +199,8 @@ class CelosApiReader {
   std::shared_ptr<HttpClient> client_;
   std::string celos_url_;
   int parallelism_;
-  std::atomic<std::int64_t> batch_retry_after_ms_{0};  // steady clock; 0 = try the batch
+  Clock& clock_;
+  std::atomic<std::int64_t> batch_retry_after_ms_{0};  // clock_.monotonic(); 0 = try the batch
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -2,14 +2,14 @@
 #include <chrono>
 #include <ostream>
 
+#include "celos/clock.h"
 #include "celos/server.h"
 #include "celos/state_db.h"
 
 namespace celos {
 
 int import_db(const ServerOptions& opts, std::ostream& out, std::ostream& err) {
-  const auto now =
-      std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  const Time now = system_clock().now();
   auto report = import_file_database(opts.import_db_dir, opts.state_db, opts.force, now);
   if (!report) {
     err << "celos-server: import of " << opts.import_db_dir

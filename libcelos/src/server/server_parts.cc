@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "celos/clock.h"
 #include "celos/hadoop.h"
 #include "celos/host_check.h"
 #include "celos/slot_history.h"
@@ -214,10 +215,7 @@ Background::Background(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
     const std::chrono::days retention(opts.history_retention_days);
     pruner_.emplace(std::chrono::hours(1), [&cluster, &b, retention] {
       if (!cluster.is_leader()) return;
-      prune_slot_history(
-          *b.db,
-          std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now()),
-          retention);
+      prune_slot_history(*b.db, system_clock().now(), retention);
     });
   }
   if (opts.auto_schedule_seconds > 0) {

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "celos/clock.h"
 #include "celos/ui.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
@@ -87,6 +88,28 @@ TEST_CASE("without a batch endpoint the page is read workflow by workflow") {
   REQUIRE(handler(get("/ui")).status == 200);
   for (const auto& r : client->requests)
     CHECK(r.url.find("multi-workflow-slots") == std::string::npos);
+}
+
+TEST_CASE("a missing batch endpoint is asked for again a minute later on the reader's clock") {
+  auto client = std::make_shared<FakeHttpClient>();
+  old_server(*client);
+  ManualClock clock(make_time(2015, 9, 15));
+  CelosApiReader reader(client, kCelos, 1, clock);
+  auto batch_requests = [&] {
+    int n = 0;
+    for (const auto& r : client->requests)
+      n += r.url.find("multi-workflow-slots") != std::string::npos;
+    return n;
+  };
+  const Time start = make_time(2015, 9, 15), end = make_time(2015, 9, 15, 12);
+  REQUIRE(reader.read(start, end));
+  CHECK(batch_requests() == 1);
+  clock.advance(std::chrono::seconds(59));
+  REQUIRE(reader.read(start, end));
+  CHECK(batch_requests() == 1);
+  clock.advance(std::chrono::seconds(1));
+  REQUIRE(reader.read(start, end));
+  CHECK(batch_requests() == 2);
 }
 
 TEST_CASE("with the batch endpoint the page costs one read of the slots") {

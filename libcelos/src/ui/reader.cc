@@ -20,9 +20,8 @@ namespace {
 
 constexpr auto kBatchRetry = std::chrono::minutes(1);
 
-std::int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+std::int64_t monotonic_ms(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.monotonic().time_since_epoch())
       .count();
 }
 
@@ -198,21 +197,22 @@ void describe_trigger(const json::value& node, int depth, std::string& out) {
 }  // namespace
 
 CelosApiReader::CelosApiReader(std::shared_ptr<HttpClient> client, std::string celos_url,
-                               int parallelism)
+                               int parallelism, Clock& clock)
     : client_(std::move(client)),
       celos_url_(std::move(celos_url)),
-      parallelism_(std::max(1, parallelism)) {
+      parallelism_(std::max(1, parallelism)),
+      clock_(clock) {
   while (!celos_url_.empty() && celos_url_.back() == '/') celos_url_.pop_back();
 }
 
 Result<std::vector<UiWorkflow>> CelosApiReader::read(Time start, Time end) {
   const std::string range =
       fmt::format("start={}&end={}", url_encode(format_time(start)), url_encode(format_time(end)));
-  if (steady_ms() >= batch_retry_after_ms_.load()) {
+  if (monotonic_ms(clock_) >= batch_retry_after_ms_.load()) {
     auto response = send(*client_, "GET", celos_url_ + "/multi-workflow-slots?" + range);
     if (!response) return tl::unexpected(response.error());
     if (response->status == 200) return batch_workflows(*response);
-    batch_retry_after_ms_ = steady_ms() + std::chrono::milliseconds(kBatchRetry).count();
+    batch_retry_after_ms_ = monotonic_ms(clock_) + std::chrono::milliseconds(kBatchRetry).count();
   }
   auto workflows = listed_workflows(*client_, celos_url_);
   if (!workflows) return tl::unexpected(workflows.error());
