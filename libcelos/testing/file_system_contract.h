@@ -17,10 +17,6 @@ struct FileSystemCapabilities {
   bool rename_replaces_file = false;
   // file_status() and list() tell when a file last changed (mtime_ns > 0).
   bool mtimes = true;
-  // append_files() with a file named twice in one batch keeps both appends (the local disk).
-  // Without: only the last of them lands. FileSystem's default append_files (memory, WebHDFS,
-  // SFTP) has this bug; the fix (one rewrite per file, its appends in order) is pending.
-  bool appends_twice_in_a_batch = false;
 };
 
 // Checks the contract under the directory `base`, which must not exist yet (its parent may have

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,12 +77,18 @@ class FileSystem {
 
   // Appends each `data` to its file (created, with its parent directories, if missing); all of
   // them durable when this returns. Not atomic: a crash may leave a torn last line, which
-  // readers of append-only files must tolerate. The default reads and rewrites each file
-  // (write_files); the local file system appends in place (O_APPEND), with one sync per batch.
+  // readers of append-only files must tolerate. The default reads each file once and rewrites
+  // it with all of its appends in the batch's order (write_files); the local file system appends
+  // in place (O_APPEND), with one sync per batch.
   [[nodiscard]] virtual Result<void> append_files(const std::vector<FileWrite>& files) {
     std::vector<FileWrite> whole;
-    whole.reserve(files.size());
+    std::map<std::string, std::size_t> index;  // path -> its entry in `whole`
     for (const FileWrite& f : files) {
+      auto [at, added] = index.emplace(f.path, whole.size());
+      if (!added) {
+        whole[at->second].data += f.data;
+        continue;
+      }
       auto old = read(f.path);
       if (!old && old.error().code != ErrorCode::kNotFound) return tl::unexpected(old.error());
       whole.push_back({f.path, (old ? *old : std::string()) + f.data});

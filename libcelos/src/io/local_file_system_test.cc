@@ -17,17 +17,13 @@ using testing::check_file_system_contract;
 
 TEST_CASE("the in-memory file system keeps the file system contract") {
   testing::MemFileSystem fs;
-  check_file_system_contract(
-      fs, "/root",
-      {.rename_replaces_file = true, .mtimes = false, .appends_twice_in_a_batch = false});
+  check_file_system_contract(fs, "/root", {.rename_replaces_file = true, .mtimes = false});
 }
 
 TEST_CASE("the local file system keeps the file system contract") {
   testing::TempDir dir;
   auto fs = make_local_file_system();
-  check_file_system_contract(
-      *fs, dir / "base",
-      {.rename_replaces_file = true, .mtimes = true, .appends_twice_in_a_batch = true});
+  check_file_system_contract(*fs, dir / "base", {.rename_replaces_file = true, .mtimes = true});
 }
 
 TEST_CASE("a big batch of local writes leaves whole files and no temporary files") {

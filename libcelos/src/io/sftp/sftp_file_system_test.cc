@@ -21,9 +21,8 @@ TEST_CASE("The file system contract holds for SFTP against a private sshd") {
       connect_sftp_file_system({sshd->user(), "127.0.0.1", sshd->port()}, {.home = sshd->home()});
   INFO((fs ? "" : fs.error().message));
   REQUIRE(fs);
-  testing::check_file_system_contract(
-      **fs, sshd->files() + "/a b",
-      {.rename_replaces_file = false, .mtimes = false, .appends_twice_in_a_batch = false});
+  testing::check_file_system_contract(**fs, sshd->files() + "/a b",
+                                      {.rename_replaces_file = false, .mtimes = false});
 }
 
 }  // namespace
