@@ -4,7 +4,8 @@
 # uncommitted ones), runs the unit tests, then the end-to-end tests (they start the real
 # binaries on 127.0.0.1). Then, as CI does:
 # the unit tests (not the end-to-end ones) under the asan and tsan presets, and every fuzzer of
-# fuzz/ for a bounded time (CELOS_FUZZ_SECONDS each, default 20).
+# fuzz/ for a bounded time (CELOS_FUZZ_SECONDS each, default 20, as many at once as there are
+# cores).
 #
 # Usage: scripts/test.sh          everything (what .ci/run runs)
 #        scripts/test.sh PRESET   only PRESET's build and tests (dev, asan, tsan), or `fuzz`
@@ -38,7 +39,7 @@ unit() {  # unit PRESET: only the unit-test binaries (no servers, no benchmarks)
     ctest --preset "$1" -j "$jobs" --timeout 600 -LE e2e
 }
 
-fuzz() {  # every fuzzer for CELOS_FUZZ_SECONDS on a copy of its seed corpus
+fuzz() {  # every fuzzer for CELOS_FUZZ_SECONDS on a copy of its seed corpus, $jobs at a time
   local seconds=${CELOS_FUZZ_SECONDS:-20}
   cmake --preset fuzz >/dev/null
   local targets
@@ -47,20 +48,30 @@ fuzz() {  # every fuzzer for CELOS_FUZZ_SECONDS on a copy of its seed corpus
   cmake --build --preset fuzz -j "$jobs" --target $targets
   local work
   work=$(mktemp -d /tmp/celos-fuzz-XXXXXX)
+  local -a names=() pids=()
   for dir in fuzz/fuzz_*/; do
     local name
     name=$(basename "$dir")
     mkdir -p "$work/$name"
     cp -r "$dir/corpus/." "$work/$name/"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 1; done
     echo "fuzz: $name for ${seconds}s" >&2
-    (cd "$work" && "$OLDPWD/build/fuzz/fuzz/$name" -max_total_time="$seconds" -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 "$work/$name" 2>"$work/$name.log") || {
+    (cd "$work" && exec "$OLDPWD/build/fuzz/fuzz/$name" -max_total_time="$seconds" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 "$work/$name" 2>"$work/$name.log") &
+    names+=("$name") pids+=($!)
+  done
+  local i failed=0
+  for i in "${!pids[@]}"; do
+    local name=${names[$i]}
+    if ! wait "${pids[$i]}"; then
       tail -n 60 "$work/$name.log" >&2
       echo "fuzz: $name found a problem (reproducer in $work)" >&2
-      return 1
-    }
+      failed=1
+      continue
+    fi
     grep -h "stat::number_of_executed_units" "$work/$name.log" | sed "s/^/fuzz: $name /" >&2
   done
+  [ "$failed" = 0 ] || return 1
   rm -rf "$work"
 }
 
