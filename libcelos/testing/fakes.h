@@ -28,6 +28,8 @@ class FakeExternalService : public ExternalService {
   std::string describe() const override { return "fake"; }
   std::string_view kind() const override { return kind_name; }
   std::string kind_name = "oozie";  // what kind() answers
+  ServiceTraits traits() const override { return service_traits; }
+  ServiceTraits service_traits;  // what traits() answers (default: an Oozie-like service)
 
   // Sets the status that status() reports for a job (default kRunning).
   void set_status(const std::string& external_id, ExternalStatus status);

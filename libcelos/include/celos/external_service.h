@@ -52,6 +52,27 @@ struct SubmitContext {
   std::map<std::string, std::string> env;
 };
 
+// What a service can do. The step and the API decide by these, never by the service's kind().
+struct ServiceTraits {
+  // Its jobs are best asked about together (status_many is one call, not a loop): the step gives
+  // it all its RUNNING slots at once.
+  bool batches_status = false;
+  // Likewise for start_many (Slurm's `scontrol release`); the others' starts overlap per
+  // workflow.
+  bool batches_start = false;
+  // The most jobs one status_many call should get (0: any number). The step splits an
+  // endpoint's RUNNING jobs into batches of this size and asks them concurrently (Oozie's job
+  // list answers 50 ids a page: 10,000 jobs one page after another would take 200 round trips).
+  std::size_t status_batch_limit = 0;
+  // celos writes the done flag of the slot's output datasets on SUCCESS: the job cannot write
+  // one itself (local commands, Slurm scripts). Oozie workflows usually write their own
+  // _SUCCESS, and celos cannot know their output is whole.
+  bool writes_done_flags = false;
+  // The job's stdout and stderr are files in celos's jobs directory (read_job_output in
+  // job_output.h); otherwise ExternalService::job_log asks the engine.
+  bool keeps_job_output = false;
+};
+
 // Adding a virtual here? Forward it in ExternalServiceWrapper (external_service_wrapper.h, checked
 // by model/wrapper_test.cc); a default implementation would otherwise hide the override.
 class ExternalService {
@@ -93,16 +114,14 @@ class ExternalService {
   // The default calls start() once per job.
   [[nodiscard]] virtual std::map<std::string, Result<void>> start_many(
       const std::vector<Job>& jobs);
-  // Services whose jobs are best asked about together (status_many is one call, not a loop)
-  // say so, and the step gives them all their RUNNING slots at once.
-  virtual bool batches_status() const { return false; }
-  // Likewise for start_many (Slurm's `scontrol release`); the others' starts overlap per
-  // workflow.
-  virtual bool batches_start() const { return false; }
-  // The most jobs one status_many call should get (0: any number). The step splits an
-  // endpoint's RUNNING jobs into batches of this size and asks them concurrently (Oozie's job
-  // list answers 50 ids a page: 10,000 jobs one page after another would take 200 round trips).
-  virtual std::size_t status_batch_limit() const { return 0; }
+  // What the service can do, asked by the step and the API instead of its kind().
+  virtual ServiceTraits traits() const { return {}; }
+  // The tail (at most `tail` bytes) of a job's "stdout" or "stderr", for services whose output
+  // the engine keeps rather than celos (traits().keeps_job_output is false), e.g. a pod's log.
+  // The default: kNotFound, celos cannot read this service's output.
+  [[nodiscard]] virtual Result<std::string> job_log(const SlotId& slot,
+                                                    const std::string& external_id,
+                                                    std::string_view stream, std::size_t tail);
 };
 
 using ExternalServicePtr = std::shared_ptr<ExternalService>;

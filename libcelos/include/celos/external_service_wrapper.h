@@ -41,9 +41,11 @@ class ExternalServiceWrapper : public ExternalService {
   std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override {
     return target_->start_many(jobs);
   }
-  bool batches_status() const override { return target_->batches_status(); }
-  bool batches_start() const override { return target_->batches_start(); }
-  std::size_t status_batch_limit() const override { return target_->status_batch_limit(); }
+  ServiceTraits traits() const override { return target_->traits(); }
+  Result<std::string> job_log(const SlotId& slot, const std::string& external_id,
+                              std::string_view stream, std::size_t tail) override {
+    return target_->job_log(slot, external_id, stream, tail);
+  }
 
  private:
   ExternalServicePtr target_;

@@ -141,11 +141,9 @@ class FreshContext final : public ResolvingContext {
   StateDatabase& db_;
 };
 
-// Only services whose jobs cannot write a done flag themselves get one from celos (Oozie
-// workflows usually write their own _SUCCESS, and celos cannot know their output is whole).
-bool writes_done_flag(const ExternalService& service) {
-  return service.kind() == "command" || service.kind() == "slurm";
-}
+// Only services whose jobs cannot write a done flag themselves get one from celos
+// (ServiceTraits::writes_done_flags).
+bool writes_done_flag(const ExternalService& service) { return service.traits().writes_done_flags; }
 
 std::string join_paths(const Dataset& ds, const std::vector<Time>& times) {
   std::vector<std::string> paths;

@@ -18,7 +18,7 @@ namespace {
 // A command-like service: celos writes the done flags of its successful slots.
 class CommandLikeService : public FakeExternalService {
  public:
-  std::string_view kind() const override { return "command"; }
+  ServiceTraits traits() const override { return {.writes_done_flags = true}; }
   Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override {
     contexts.push_back(context);
     return submit(slot);

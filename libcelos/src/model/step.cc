@@ -217,7 +217,7 @@ void Step::add_start_tasks(std::size_t from, std::size_t to, ListOf list_of, boo
   for (std::size_t r = from; r < to; ++r) {
     WorkflowRun& run = runs_[r];
     const ExternalService& service = *run.wf->service;
-    if (service.batches_start() != batching) continue;
+    if (service.traits().batches_start != batching) continue;
     for (const SlotState& s : list_of(run)) {
       std::string key = group_key(service, *run.wf, batching);
       JobGroup& g = groups[key];

@@ -39,7 +39,7 @@ void Step::advance() {
       if (s.status == SlotStatus::kRunning && s.external_id) {
         follow(run, s);
         const ExternalService& service = *run.wf->service;
-        JobGroup& g = groups[group_key(service, *run.wf, service.batches_status())];
+        JobGroup& g = groups[group_key(service, *run.wf, service.traits().batches_status)];
         g.service = run.wf->service.get();
         g.jobs.push_back({s.id, *s.external_id});
         g.targets.push_back({&run, i});

@@ -77,13 +77,13 @@ inline std::string group_key(const ExternalService& service, const Workflow& wf,
   return "workflow|" + wf.id;
 }
 
-// The groups cut into batches of at most the service's status_batch_limit() jobs, so that
+// The groups cut into batches of at most the service's traits().status_batch_limit jobs, so that
 // the batches of one endpoint are asked concurrently.
 inline std::vector<JobGroup> split_batches(std::map<std::string, JobGroup> groups) {
   std::vector<JobGroup> out;
   for (auto& entry : groups) {
     JobGroup& group = entry.second;
-    const std::size_t limit = group.service->status_batch_limit();
+    const std::size_t limit = group.service->traits().status_batch_limit;
     if (limit == 0 || group.jobs.size() <= limit) {
       out.push_back(std::move(group));
       continue;

@@ -154,8 +154,9 @@ namespace {
 // Answers status in batches (as Oozie's job list) of at most two jobs, and records each batch.
 class PagedStatusService final : public FakeExternalService {
  public:
-  bool batches_status() const override { return true; }
-  std::size_t status_batch_limit() const override { return 2; }
+  ServiceTraits traits() const override {
+    return {.batches_status = true, .status_batch_limit = 2};
+  }
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
     {
       std::lock_guard lock(batches_mutex);
@@ -190,7 +191,7 @@ namespace {
 // A FakeExternalService that starts its jobs in batches (as Slurm's one `scontrol release`).
 class BatchStartService final : public FakeExternalService {
  public:
-  bool batches_start() const override { return true; }
+  ServiceTraits traits() const override { return {.batches_start = true}; }
   std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override {
     {
       std::lock_guard lock(batches_mutex);

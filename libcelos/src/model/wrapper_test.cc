@@ -4,6 +4,7 @@
 // them would silently lose the wrapped object's own answer. One CHECK per method; a virtual
 // added to ExternalService or FileSystem gets its line here.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "celos/external_service_wrapper.h"
 #include "celos/file_system_wrapper.h"
@@ -45,9 +46,17 @@ class RecordingService final : public ExternalService {
     calls.push_back("start_many");
     return {{"batch", Result<void>()}};
   }
-  bool batches_status() const override { return true; }
-  bool batches_start() const override { return true; }
-  std::size_t status_batch_limit() const override { return 7; }
+  ServiceTraits traits() const override {
+    return {.batches_status = true,
+            .batches_start = true,
+            .status_batch_limit = 7,
+            .writes_done_flags = true,
+            .keeps_job_output = true};
+  }
+  Result<std::string> job_log(const SlotId&, const std::string& external_id,
+                              std::string_view stream, std::size_t tail) override {
+    return record("job_log", fmt::format("{} {} {}", external_id, stream, tail));
+  }
 
  private:
   template <class T>
@@ -130,9 +139,14 @@ TEST_CASE("ExternalServiceWrapper forwards every method to the wrapped service")
   CHECK(wrapper.describe() == "recording service");
   CHECK(wrapper.kind() == "recording");
   CHECK(wrapper.endpoint() == "recording endpoint");
-  CHECK(wrapper.batches_status());
-  CHECK(wrapper.batches_start());
-  CHECK(wrapper.status_batch_limit() == 7);
+  const ServiceTraits traits = wrapper.traits();
+  CHECK(traits.batches_status);
+  CHECK(traits.batches_start);
+  CHECK(traits.status_batch_limit == 7);
+  CHECK(traits.writes_done_flags);
+  CHECK(traits.keeps_job_output);
+  CHECK(wrapper.job_log(kSlot, "job-1", "stderr", 10).value() == "job-1 stderr 10");
+  CHECK(take(inner->calls) == Calls{"job_log"});
   CHECK(&wrapper.target() == inner.get());
 }
 

@@ -135,9 +135,9 @@ TEST_CASE("HTTP answers are counted by status code") {
 namespace {
 class BatchingService final : public FakeExternalService {
  public:
-  bool batches_status() const override { return true; }
-  bool batches_start() const override { return true; }
-  std::size_t status_batch_limit() const override { return 50; }
+  ServiceTraits traits() const override {
+    return {.batches_status = true, .batches_start = true, .status_batch_limit = 50};
+  }
 };
 }  // namespace
 
@@ -147,10 +147,10 @@ TEST_CASE("The service decorator keeps the endpoint and batching of the service 
   fake->set_endpoint("oozie http://a:11000/oozie");
   auto service = instrument_service(fake, metrics);
   CHECK(service->endpoint() == "oozie http://a:11000/oozie");
-  CHECK(service->batches_status());
-  CHECK(service->batches_start());
-  CHECK(service->status_batch_limit() == 50);
+  CHECK(service->traits().batches_status);
+  CHECK(service->traits().batches_start);
+  CHECK(service->traits().status_batch_limit == 50);
   auto plain = instrument_service(std::make_shared<FakeExternalService>(), metrics);
-  CHECK_FALSE(plain->batches_start());
-  CHECK(plain->status_batch_limit() == 0);
+  CHECK_FALSE(plain->traits().batches_start);
+  CHECK(plain->traits().status_batch_limit == 0);
 }

@@ -187,19 +187,18 @@ HttpServerResponse slot_log_response(Scheduler& scheduler, const std::string& jo
   const WorkflowConfigPtr config = scheduler.config();
   const Workflow* wf = config->find(slot->workflow);
   if (wf == nullptr) return json_error(404, "unknown workflow: " + slot->workflow);
-  const std::string_view kind = wf->service->kind();
-  if (kind != "command" && kind != "slurm") {
-    return json_error(404, fmt::format("slot {} runs on {}: its output is not kept by celos",
-                                       to_string(*slot), kind));
-  }
   auto state = scheduler.slot_state(slot->workflow, slot->time);
   if (!state) return error_of(state.error());
   if (!state->external_id) {
     return json_error(404, "slot " + to_string(*slot) + " has no job (no external id)");
   }
-  auto output = read_job_output(jobs_dir, *slot, *state->external_id, stream_name, *tail);
+  // Output in celos's jobs directory (commands, Slurm), or asked from the engine (a pod's log);
+  // a service that has neither answers kNotFound, which says so.
+  const bool kept = wf->service->traits().keeps_job_output;
+  auto output = kept ? read_job_output(jobs_dir, *slot, *state->external_id, stream_name, *tail)
+                     : wf->service->job_log(*slot, *state->external_id, stream_name, *tail);
   if (!output) {
-    if (output.error().code == ErrorCode::kNotFound) {
+    if (kept && output.error().code == ErrorCode::kNotFound) {
       return json_error(404, fmt::format("job {} of slot {} has no {}", *state->external_id,
                                          to_string(*slot), stream_name));
     }

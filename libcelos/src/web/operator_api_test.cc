@@ -85,10 +85,12 @@ TEST_CASE("GET /api/v1/slot-log answers the tail of the job's output as text") {
   w.store("2015-09-13T10:00Z", SlotStatus::kSuccess, "job-1");
   testing::write_text_file(*w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stdout", "hello\n");
   testing::write_text_file(*w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stderr", "warn\n");
-  // The fake service is not a command service: a kind that keeps no output is 404.
+  // The fake service keeps no output and cannot fetch a log from its engine: 404, saying so.
   const std::string slot = "/api/v1/slot-log?id=wf&time=2015-09-13T10:00Z";
-  CHECK(w.call("GET", slot).status == 404);
-  w.service->kind_name = "command";
+  auto refused = w.call("GET", slot);
+  CHECK(refused.status == 404);
+  CHECK(refused.body.find("not kept by celos") != std::string::npos);
+  w.service->service_traits.keeps_job_output = true;
   auto out = w.call("GET", slot);
   CHECK(out.status == 200);
   CHECK(out.content_type == "text/plain; charset=utf-8");
@@ -99,4 +101,27 @@ TEST_CASE("GET /api/v1/slot-log answers the tail of the job's output as text") {
   CHECK(w.call("GET", slot + "&tail=16777217").status == 400);
   CHECK(w.call("GET", slot + "&tail=abc").status == 400);
   CHECK(w.call("GET", "/api/v1/slot-log?id=wf&time=2015-09-13T11:00Z").status == 404);
+}
+
+namespace {
+// A service whose engine keeps the job's output (a pod's log): slot-log asks it, with the tail.
+class EngineLogService final : public testing::FakeExternalService {
+ public:
+  Result<std::string> job_log(const SlotId& slot, const std::string& external_id,
+                              std::string_view stream, std::size_t tail) override {
+    if (stream == "stderr") return fail("engine down", ErrorCode::kUnavailable);
+    return fmt::format("{} {} {} {}", to_string(slot), external_id, stream, tail);
+  }
+};
+}  // namespace
+
+TEST_CASE("slot-log asks a service that keeps no output in celos for its engine's log") {
+  World w;
+  w.add(w.workflow("pod", std::make_shared<EngineLogService>()));
+  w.ApiWorld::store("pod", make_time(2015, 9, 13, 10), SlotStatus::kRunning, "ns/job-1");
+  const std::string slot = "/api/v1/slot-log?id=pod&time=2015-09-13T10:00Z";
+  auto out = w.call("GET", slot + "&tail=7");
+  CHECK(out.status == 200);
+  CHECK(out.body == "pod@2015-09-13T10:00:00.000Z ns/job-1 stdout 7");
+  CHECK(w.call("GET", slot + "&stream=stderr").status == 503);
 }

@@ -255,6 +255,10 @@ class CommandService : public ExternalService {
 
   std::string describe() const override { return fmt::format("command \"{}\"", options_.command); }
   std::string_view kind() const override { return "command"; }
+  // The wrapper writes the job's output into the jobs directory; celos writes its done flags.
+  ServiceTraits traits() const override {
+    return {.writes_done_flags = true, .keeps_job_output = true};
+  }
 
  private:
   std::string new_external_id() {

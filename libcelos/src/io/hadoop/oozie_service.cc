@@ -149,8 +149,9 @@ class OozieExternalService : public ExternalService {
     }
     return out;
   }
-  bool batches_status() const override { return true; }
-  std::size_t status_batch_limit() const override { return kListChunk; }
+  ServiceTraits traits() const override {
+    return {.batches_status = true, .status_batch_limit = kListChunk};
+  }
 
   Result<void> kill(const SlotId& slot, const std::string& external_id) override {
     HttpRequest request = job_request("PUT", external_id, "action=kill");

@@ -240,7 +240,9 @@ TEST_CASE_METHOD(Fixture,
   CHECK(answers.at(kJob).value() == JobState::kRunning);
   CHECK(answers.at(other).value() == JobState::kSuccess);
   CHECK(answers.at(gone).value() == JobState::kFailure);
-  CHECK(make()->batches_status());
+  CHECK(make()->traits().batches_status);
+  CHECK_FALSE(make()->traits().writes_done_flags);
+  CHECK_FALSE(make()->traits().keeps_job_output);
 }
 
 TEST_CASE_METHOD(Fixture, "status_many falls back to one call per job when the list fails") {

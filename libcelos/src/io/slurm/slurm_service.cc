@@ -140,9 +140,14 @@ class SlurmService : public ExternalService {
 
   std::map<std::string, Result<void>> start_many(const std::vector<Job>& jobs) override;
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override;
-  bool batches_status() const override { return true; }
-  // One `scontrol release` for all jobs of a step.
-  bool batches_start() const override { return true; }
+  // One squeue for all RUNNING jobs, one `scontrol release` for all jobs of a step; the job
+  // writes its output into the jobs directory, and cannot write a done flag itself.
+  ServiceTraits traits() const override {
+    return {.batches_status = true,
+            .batches_start = true,
+            .writes_done_flags = true,
+            .keeps_job_output = true};
+  }
   // Services with the same endpoint (commands, SLURM_CONF, jobs directory) can answer for each
   // other's jobs, so the step batches them together.
   std::string endpoint() const override { return "slurm " + endpoint_; }

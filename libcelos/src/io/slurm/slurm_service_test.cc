@@ -180,7 +180,9 @@ TEST_CASE("status_many asks squeue once for all jobs and maps the states") {
   CHECK(results.at("3").value() == JobState::kFailure);
   CHECK(results.at("6").value() == JobState::kFailure);
   CHECK(results.at("7").value() == JobState::kRunning);
-  CHECK(f.service->batches_status());
+  CHECK(f.service->traits().batches_status);
+  CHECK(f.service->traits().writes_done_flags);
+  CHECK(f.service->traits().keeps_job_output);
 }
 
 TEST_CASE("a held job is submitted (the step starts it); a released pending job is running") {
