@@ -29,6 +29,8 @@ class NullService final : public ExternalService {
   Result<void> kill(const SlotId&, const std::string&) override { return {}; }
   std::string describe() const override { return "null"; }
   std::string_view kind() const override { return "command"; }
+  // As a command: celos writes the done flags of its outputs.
+  ServiceTraits traits() const override { return {.writes_done_flags = true}; }
 };
 
 // Picks nothing, so that the steady step changes nothing (submitting would measure the service).

@@ -25,7 +25,7 @@ namespace {
 // celos writes the done flags of a command's successful slots.
 class CommandLikeService : public FakeExternalService {
  public:
-  std::string_view kind() const override { return "command"; }
+  ServiceTraits traits() const override { return {.writes_done_flags = true}; }
 };
 
 // The file system celos sees: every change it makes is logged; the story's "jobs" write to the

@@ -62,10 +62,15 @@ class KubernetesService : public ExternalService {
   }
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override;
   Result<void> kill(const SlotId& slot, const std::string& external_id) override;
-  [[maybe_unused]] Result<std::string> job_log(const SlotId& slot, const std::string& external_id,
-                                               std::string_view stream, std::size_t tail);
+  // The pod's log, from the API server (the output is kept by Kubernetes, not in celos's jobs
+  // directory).
+  Result<std::string> job_log(const SlotId& slot, const std::string& external_id,
+                              std::string_view stream, std::size_t tail) override;
 
-  bool batches_status() const override { return true; }
+  // One list call answers for every job of a namespace.
+  ServiceTraits traits() const override {
+    return {.batches_status = true, .writes_done_flags = true};
+  }
   std::string describe() const override {
     return fmt::format("kubernetes {} \"{}\"",
                        options_.namespace_.empty() ? "-" : options_.namespace_,
