@@ -19,6 +19,7 @@
 #include "bench_util.h"
 #include "celos/scheduler.h"
 #include "celos/slot_history.h"
+#include "celos/state_db_open.h"
 
 using namespace celos;
 using namespace celos::bench;

@@ -24,9 +24,11 @@
 #include <spdlog/spdlog.h>
 
 #include "../bench_util.h"
+#include "celos/file_system.h"
 #include "celos/scheduler.h"
 #include "celos/slurm_service.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 
 using namespace celos;
 using namespace celos::bench;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/slot_history.h"
+#include "celos/state_db_open.h"
 
 namespace celos::testing {
 namespace {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "celos/clock.h"
+#include "celos/file_system.h"
 #include "celos/scheduler.h"
 #include "celos/state_db.h"
 #include "testing/fakes.h"

@@ -24,6 +24,7 @@
 #include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "celos/time.h"
+#include "celos/write_fence.h"
 
 namespace celos {
 

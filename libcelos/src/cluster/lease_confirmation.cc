@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "celos/write_fence.h"
+
 namespace celos {
 
 // The lease's remaining time at the database, when it still names `holder` and runs beyond the

@@ -12,6 +12,7 @@
 #include "celos/clock.h"
 #include "celos/mutex.h"
 #include "celos/state_db.h"
+#include "celos/write_fence.h"
 #include "io/pg.h"
 
 namespace celos {

@@ -6,6 +6,8 @@
 
 #include "celos/clock.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
+#include "celos/write_fence.h"
 #include "testing/postgres_server.h"
 
 using namespace celos;

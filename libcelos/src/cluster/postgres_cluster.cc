@@ -10,6 +10,7 @@
 
 #include "celos/cluster.h"
 #include "celos/mutex.h"
+#include "celos/write_fence.h"
 #include "cluster/lease_confirmation.h"
 #include "io/pg.h"
 #include "io/postgres/postgres.h"

@@ -1,6 +1,7 @@
 // The maintenance mode as stored (SPEC §13), shared by the state database backends.
 #include <boost/json.hpp>
 
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
 
 namespace celos {

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
 
 namespace celos {

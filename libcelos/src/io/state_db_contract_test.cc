@@ -8,7 +8,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "celos/file_system.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
+#include "celos/write_fence.h"
 #include "io/pg.h"
 #include "testing/fakes.h"
 #include "testing/postgres_server.h"

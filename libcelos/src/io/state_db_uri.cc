@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include "celos/file_system.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "io/postgres/postgres.h"
 
 namespace celos {

@@ -8,8 +8,10 @@
 #include <catch2/catch.hpp>
 
 #include "celos/command_service.h"
+#include "celos/file_system.h"
 #include "celos/scheduler.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "celos/workflow_loader.h"
 #include "testing/temp_dir.h"
 

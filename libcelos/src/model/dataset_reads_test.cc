@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "celos/state_db_open.h"
 #include "testing/fakes.h"
 
 using namespace celos;

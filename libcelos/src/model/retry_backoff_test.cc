@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/scheduler.h"
+#include "celos/state_db_open.h"
 #include "testing/fakes.h"
 
 using namespace celos;

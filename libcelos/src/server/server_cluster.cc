@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "celos/write_fence.h"
+
 namespace celos {
 
 ClusterChoice choose_cluster(const ServerOptions& opts, const std::string& host_name) {

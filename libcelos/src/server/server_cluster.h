@@ -7,6 +7,7 @@
 
 #include "celos/cluster.h"
 #include "celos/server_options.h"
+#include "celos/write_fence.h"
 
 namespace celos {
 

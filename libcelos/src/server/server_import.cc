@@ -5,6 +5,7 @@
 #include "celos/clock.h"
 #include "celos/server.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 
 namespace celos {
 

@@ -5,6 +5,7 @@
 
 #include "celos/server.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "testing/postgres_server.h"
 #include "testing/temp_dir.h"
 

@@ -6,11 +6,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "celos/api_serving.h"
 #include "celos/clock.h"
 #include "celos/hadoop.h"
 #include "celos/host_check.h"
 #include "celos/slot_history.h"
+#include "celos/state_db_open.h"
 #include "celos/workflow_loader.h"
+#include "celos/write_fence.h"
 #include "server/server_cluster.h"
 
 namespace celos {

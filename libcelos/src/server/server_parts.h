@@ -18,6 +18,7 @@
 #include <string>
 
 #include "celos/api.h"
+#include "celos/api_serving.h"
 #include "celos/audit.h"
 #include "celos/auth.h"
 #include "celos/cluster.h"
@@ -32,6 +33,7 @@
 #include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/webhook_guard.h"
+#include "celos/write_fence.h"
 
 namespace celos {
 

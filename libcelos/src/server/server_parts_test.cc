@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "celos/state_db_open.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;

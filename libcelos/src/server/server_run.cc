@@ -2,6 +2,7 @@
 // in order, the port opened before the workflows load, and the orderly stop.
 #include <spdlog/spdlog.h>
 
+#include "celos/api_serving.h"
 #include "celos/http_server.h"
 #include "celos/logging.h"
 #include "celos/server.h"

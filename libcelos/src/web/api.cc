@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/api_serving.h"
 #include "web/operator_api.h"
 
 namespace celos {

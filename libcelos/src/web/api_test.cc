@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "celos/api_serving.h"
 #include "celos/state_db.h"
 #include "testing/api_world.h"
 

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/api.h"
+#include "celos/api_serving.h"
 #include "testing/api_world.h"
 
 namespace {

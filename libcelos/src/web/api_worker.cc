@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/api.h"
+#include "celos/api_serving.h"
 
 namespace celos {
 

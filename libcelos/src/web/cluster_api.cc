@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api_params.h"
+#include "celos/api_serving.h"
 
 namespace celos {
 namespace json = boost::json;

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/api.h"
+#include "celos/state_db_open.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
 

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "celos/api.h"
+#include "celos/api_serving.h"
 #include "celos/cluster_api.h"
 #include "celos/request_pool.h"
 #include "celos/state_db.h"

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/state_codecs.h"
+
 namespace celos {
 namespace {
 

@@ -15,8 +15,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/file_system.h"
 #include "celos/mutex.h"
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "io/file_db/file_history.h"
 #include "io/file_db/packed_day.h"
 #include "io/file_db/racy_read.h"

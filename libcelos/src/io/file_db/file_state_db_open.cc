@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "celos/file_system.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 
 namespace celos {
 

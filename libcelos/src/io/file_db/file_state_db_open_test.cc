@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include "celos/file_system.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "testing/temp_dir.h"
 
 using namespace celos;

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include "celos/file_system.h"
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
 

@@ -1,7 +1,9 @@
 // Slot history in the file state database: append-only JSON lines per workflow and slot day.
 #include <catch2/catch.hpp>
 
+#include "celos/file_system.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "testing/fakes.h"
 #include "testing/temp_dir.h"
 

@@ -12,6 +12,7 @@
 
 #include "celos/error.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 
 namespace celos {
 

@@ -2,6 +2,7 @@
 // the COMMIT against a concurrent takeover without a lock held while the write runs.
 #include <fmt/format.h>
 
+#include "celos/write_fence.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
 

@@ -11,7 +11,10 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "celos/file_system.h"
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
 

@@ -12,6 +12,7 @@
 
 #include "celos/error.h"
 #include "celos/state_db.h"
+#include "celos/write_fence.h"
 #include "io/postgres/postgres.h"
 
 namespace celos {

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "celos/state_codecs.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
 

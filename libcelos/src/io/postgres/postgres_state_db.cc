@@ -27,7 +27,10 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/mutex.h"
+#include "celos/state_codecs.h"
 #include "celos/state_db.h"
+#include "celos/state_db_open.h"
+#include "celos/write_fence.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
 #include "io/postgres/slot_cache.h"
