@@ -2,7 +2,7 @@
 (fake_kube_apiserver.py: HTTPS with a bearer token, or plain HTTP), whose scripted cluster runs
 each pod's command as a local process.
 
-Stories: a job runs to SUCCESS with the slot's environment; a
+Stories: a job runs to SUCCESS with the slot's environment and its log in /api/v1/slot-log; a
 failing command is FAILURE with Kubernetes's reason; a kill deletes the Job; a Job deleted
 behind celos's back is FAILURE with a message within 2 steps; a pod no node takes keeps the slot
 RUNNING with the reason; a suspended Job left by a crash between submit and record is adopted,
@@ -137,7 +137,7 @@ class KubeStories(unittest.TestCase):
 
 
 class HttpsStories(KubeStories):
-    def test_a_job_runs_to_success_with_the_slot_environment(self):
+    def test_a_job_runs_to_success_with_the_slot_environment_and_its_log(self):
         self.start({"ok.js": workflow(
             "ok", self.config, ["sh", "-c", 'echo "hello $CELOS_WORKFLOW_ID $GREETING ${year}"; '
                                             'echo "$CELOS_SLOT_TIME"'],
@@ -162,6 +162,11 @@ class HttpsStories(KubeStories):
         self.assertIn("$GREETING 2015", container["command"][2])  # ${year} replaced
         self.assertEqual(len(self.requests("PATCH", name)), 1)
         self.step_until("ok", ["SUCCESS"])
+        log = self.server.get("/api/v1/slot-log?id=ok&time=" + SLOT)
+        self.assertEqual(log.status, 200, log)
+        self.assertEqual(log.body, "hello ok hi there 2015\n%s\n" % SLOT_TIME)
+        tail = self.server.get("/api/v1/slot-log?id=ok&time=%s&tail=25" % SLOT)
+        self.assertEqual(tail.body, SLOT_TIME + "\n")
         ready = self.server.get("/health/ready").json
         self.assertEqual(ready["checks"]["kubernetes"], "ok")
 
@@ -223,6 +228,8 @@ class HttpsStories(KubeStories):
         self.assertEqual(slot["externalID"], NAMESPACE + "/" + name)
         self.assertEqual(self.job(name)["metadata"]["uid"], created["metadata"]["uid"])
         self.assertEqual(sorted(self.fake.objects()["jobs"]), [NAMESPACE + "/" + name])
+        self.assertEqual(self.server.get("/api/v1/slot-log?id=adopt&time=" + SLOT).body,
+                         "adopted\n")
         self.assertIn("adopting the suspended Kubernetes Job", self.server.stderr_text())
 
     def test_refused_credentials_show_on_the_slot_and_in_health(self):
@@ -251,6 +258,8 @@ class PlainHttpStories(KubeStories):
         self.start({"plain.js": workflow("plain", self.config, ["sh", "-c", "echo plain"])})
         slot = self.step_until("plain", ["SUCCESS"])
         self.assertEqual(slot["externalID"], NAMESPACE + "/plain-20150912t200000-1")
+        self.assertEqual(self.server.get("/api/v1/slot-log?id=plain&time=" + SLOT).body,
+                         "plain\n")
 
 
 if __name__ == "__main__":
