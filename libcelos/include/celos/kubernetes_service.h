@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "celos/clock.h"
 #include "celos/external_service.h"
 #include "celos/http_client.h"
 
@@ -83,6 +84,7 @@ struct KubernetesServiceOptions {
   bool in_cluster = false;
   std::chrono::milliseconds timeout{30000};         // bound of each API call (`--io-timeout`)
   std::chrono::milliseconds max_retry_after{2000};  // longest 429 Retry-After waited for
+  Clock* clock = &system_clock();                   // waits out a Retry-After; not owned
 };
 
 // The service; `http` null means a libcurl client made from the credentials (TLS verified).

@@ -15,10 +15,14 @@
 namespace celos::kube {
 namespace {
 
-std::mutex health_mutex;
-std::map<std::string, std::string>& health() {
-  static std::map<std::string, std::string> by_server;
-  return by_server;
+// The process-wide health of the API servers: server -> "ok" or the last 401/403.
+struct Health {
+  Mutex mutex;
+  std::map<std::string, std::string> by_server GUARDED_BY(mutex);
+};
+Health& health() {
+  static Health instance;
+  return instance;
 }
 
 std::string reason_phrase(int status) {
@@ -66,8 +70,9 @@ HttpClientOptions client_options(const KubeCredentials& c, std::chrono::millisec
 }  // namespace
 
 void set_kubernetes_health(const std::string& server, const std::string& status) {
-  std::lock_guard lock(health_mutex);
-  health()[server] = status;
+  Health& h = health();
+  MutexLock lock(h.mutex);
+  h.by_server[server] = status;
 }
 
 KubeApi::KubeApi(KubernetesServiceOptions options, std::optional<KubeCredentials> credentials,
@@ -77,7 +82,7 @@ KubeApi::KubeApi(KubernetesServiceOptions options, std::optional<KubeCredentials
 }
 
 Result<void> KubeApi::load() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (credentials_ && client_) return {};
   if (!credentials_) {
     auto loaded = options_.in_cluster ? in_cluster_credentials()
@@ -94,13 +99,13 @@ Result<void> KubeApi::load() {
 }
 
 std::string KubeApi::where() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (credentials_) return credentials_->server;
   return options_.in_cluster ? std::string("in-cluster") : "kubeconfig " + options_.kubeconfig;
 }
 
 Result<std::string> KubeApi::token() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!credentials_->token.empty() || credentials_->token_file.empty()) return credentials_->token;
   // A token file is read each time: in-cluster tokens are rotated while celos runs.
   std::ifstream in(credentials_->token_file, std::ios::binary);
@@ -115,14 +120,14 @@ Result<std::string> KubeApi::token() {
 Result<std::string> KubeApi::job_namespace() {
   if (!options_.namespace_.empty()) return options_.namespace_;
   if (auto ok = load(); !ok) return tl::unexpected(ok.error());
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return credentials_->namespace_.empty() ? std::string("default") : credentials_->namespace_;
 }
 
 void KubeApi::note_health(int status, const std::string& message) {
   std::string server;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     server = credentials_->server;
   }
   if (status == 401 || status == 403) {
@@ -142,7 +147,7 @@ Result<HttpResponse> KubeApi::send(const std::string& method, const std::string&
   request.method = method;
   std::shared_ptr<HttpClient> client;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     request.url = credentials_->server + path;
     client = client_;
   }
@@ -159,7 +164,7 @@ Result<HttpResponse> KubeApi::send(const std::string& method, const std::string&
         std::chrono::seconds(wait) > options_.max_retry_after) {
       return response;
     }
-    std::this_thread::sleep_for(std::chrono::seconds(wait));
+    options_.clock->sleep_for(std::chrono::seconds(wait));
   }
 }
 
@@ -181,10 +186,11 @@ Error KubeApi::error_of(const HttpResponse& response, const std::string& what) c
 namespace celos {
 
 std::optional<std::string> kubernetes_health() {
-  std::lock_guard lock(kube::health_mutex);
-  if (kube::health().empty()) return std::nullopt;
+  kube::Health& h = kube::health();
+  MutexLock lock(h.mutex);
+  if (h.by_server.empty()) return std::nullopt;
   std::string problems;
-  for (const auto& [server, status] : kube::health()) {
+  for (const auto& [server, status] : h.by_server) {
     if (status != "ok") problems += (problems.empty() ? "" : "; ") + status;
   }
   return problems.empty() ? std::string("ok") : problems;

@@ -5,12 +5,12 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "celos/http_client.h"
 #include "celos/kubernetes_service.h"
+#include "celos/mutex.h"
 
 namespace celos::kube {
 
@@ -39,9 +39,9 @@ class KubeApi {
 
   KubernetesServiceOptions options_;
   std::shared_ptr<HttpClient> http_;
-  mutable std::mutex mutex_;
-  std::optional<KubeCredentials> credentials_;  // guarded by mutex_
-  std::shared_ptr<HttpClient> client_;          // guarded by mutex_
+  mutable Mutex mutex_;
+  std::optional<KubeCredentials> credentials_ GUARDED_BY(mutex_);
+  std::shared_ptr<HttpClient> client_ GUARDED_BY(mutex_);
 };
 
 // The process-wide health of the API servers (kubernetes_health()).
