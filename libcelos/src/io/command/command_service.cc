@@ -28,6 +28,7 @@
 #include "celos/dataset.h"
 #include "celos/time.h"
 #include "command_job.h"
+#include "io/job_environment.h"
 
 extern char** environ;
 
@@ -87,23 +88,10 @@ Result<void> validate_external_id(const std::string& id) {
   return {};
 }
 
-std::string two_digits(int value) { return fmt::format("{:02}", value); }
-
 // The environment of a job: the server's, then the slot variables, then the workflow's `env`.
-std::vector<std::string> job_environment(const SlotId& slot,
-                                         const std::map<std::string, std::string>& extra) {
-  const CivilTime civil = to_civil(slot.time);
-  std::map<std::string, std::string> vars = {
-      {"CELOS_WORKFLOW_ID", slot.workflow},
-      {"CELOS_SLOT_TIME", format_time(slot.time)},
-      {"CELOS_YEAR", fmt::format("{:04}", civil.year)},
-      {"CELOS_MONTH", two_digits(civil.month)},
-      {"CELOS_DAY", two_digits(civil.day)},
-      {"CELOS_HOUR", two_digits(civil.hour)},
-      {"CELOS_MINUTE", two_digits(civil.minute)},
-      {"CELOS_SECOND", two_digits(civil.second)},
-  };
-  for (const auto& [name, value] : extra) vars[name] = replace_time_variables(value, slot.time);
+std::vector<std::string> process_environment(const SlotId& slot,
+                                             const std::map<std::string, std::string>& extra) {
+  const std::map<std::string, std::string> vars = celos::job_environment(slot, extra);
   std::vector<std::string> env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
@@ -324,7 +312,7 @@ class CommandService : public ExternalService {
     for (const auto& [name, value] : options_.env) {
       extra[name] = replace_variables(value, inputs.variables);
     }
-    std::vector<std::string> env = job_environment(slot, extra);
+    std::vector<std::string> env = process_environment(slot, extra);
     std::vector<char*> envp;
     for (auto& entry : env) envp.push_back(entry.data());
     envp.push_back(nullptr);

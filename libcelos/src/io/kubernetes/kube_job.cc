@@ -61,23 +61,6 @@ json::object container(const KubernetesServiceOptions& options, const SlotId& sl
 
 }  // namespace
 
-std::map<std::string, std::string> job_environment(
-    const SlotId& slot, const std::map<std::string, std::string>& extra) {
-  const CivilTime civil = to_civil(slot.time);
-  std::map<std::string, std::string> vars = {
-      {"CELOS_WORKFLOW_ID", slot.workflow},
-      {"CELOS_SLOT_TIME", format_time(slot.time)},
-      {"CELOS_YEAR", fmt::format("{:04}", civil.year)},
-      {"CELOS_MONTH", fmt::format("{:02}", civil.month)},
-      {"CELOS_DAY", fmt::format("{:02}", civil.day)},
-      {"CELOS_HOUR", fmt::format("{:02}", civil.hour)},
-      {"CELOS_MINUTE", fmt::format("{:02}", civil.minute)},
-      {"CELOS_SECOND", fmt::format("{:02}", civil.second)},
-  };
-  for (const auto& [name, value] : extra) vars[name] = replace_time_variables(value, slot.time);
-  return vars;
-}
-
 std::string slot_label(const SlotId& slot) {
   const CivilTime t = to_civil(slot.time);
   return fmt::format("{:04}{:02}{:02}T{:02}{:02}{:02}Z", t.year, t.month, t.day, t.hour, t.minute,

@@ -11,6 +11,7 @@
 
 #include "celos/external_service.h"
 #include "celos/kubernetes_service.h"
+#include "io/job_environment.h"
 
 namespace celos::kube {
 
@@ -18,8 +19,7 @@ inline constexpr const char* kWorkflowLabel = "celos.workflow";
 inline constexpr const char* kSlotLabel = "celos.slot";
 
 // The CELOS_* variables of SPEC §7.2 for `slot`, then `extra` (time variables replaced).
-std::map<std::string, std::string> job_environment(const SlotId& slot,
-                                                   const std::map<std::string, std::string>& extra);
+using celos::job_environment;
 
 // The Job to POST for attempt `name` of `slot`: suspended, backoffLimit 0, labels and
 // annotations, one container `main`.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "celos/slurm_service.h"
+#include "io/job_environment.h"
 
 namespace celos::slurm {
 
@@ -59,8 +60,8 @@ std::string job_script(const std::string& script);
 std::vector<std::string> sbatch_args(const SlurmServiceOptions& options, const SlotId& slot,
                                      const std::string& slot_dir);
 
-// The environment of the job: CELOS_* of SPEC §7.2 and the workflow's `env`.
-std::map<std::string, std::string> job_environment(const SlotId& slot,
-                                                   const std::map<std::string, std::string>& env);
+// The environment of the job: CELOS_* of SPEC §7.2 and the workflow's `env` (shared by every
+// executor that runs commands).
+using celos::job_environment;
 
 }  // namespace celos::slurm
