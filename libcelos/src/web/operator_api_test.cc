@@ -1,6 +1,7 @@
 // The operator endpoints through celos::Api: range rerun/kill, slot history, slot log.
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "celos/api.h"
 #include "celos/slot_history.h"
