@@ -9,7 +9,10 @@ service's round trip) is waited for without holding up other connections.
 
 A handler class derives from Handler and implements respond(); it sees `command`, `path`,
 `headers` (case-insensitive get), `body`, and answers with send_response / send_header /
-end_headers / wfile.write as with http.server.
+end_headers / wfile.write as with http.server. An answer that goes on after respond() (a
+Kubernetes watch) sets `stream` to an object with start(connection) and stop(): after the head is
+written, start() gets the connection, whose write_chunk(data) sends a chunk of a chunked body
+and end_stream() its end; stop() is called when the client goes away first.
 """
 
 import asyncio
@@ -68,6 +71,7 @@ class Handler:
         self.client_address = client
         self.wfile = _Body()
         self._head = []
+        self.stream = None
 
     def delay(self):
         return 0
@@ -118,6 +122,8 @@ class _Connection(asyncio.Protocol):
         self.transport = None
         self.busy = False  # a request waits for its delay: the next ones wait their turn
         self.client = None
+        self.stream = None  # the answer being streamed (a watch), until its end
+        self.keep_alive = True
 
     def connection_made(self, transport):
         self.transport = transport
@@ -125,6 +131,28 @@ class _Connection(asyncio.Protocol):
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def connection_lost(self, exc):
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            stream.stop()
+
+    def write_chunk(self, data):
+        """One chunk of a streamed answer's body."""
+        if data and not self.transport.is_closing():
+            self.transport.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def end_stream(self):
+        """The end of a streamed answer; the connection serves the next request (keep-alive)."""
+        if self.stream is None:
+            return
+        self.stream = None
+        if not self.transport.is_closing():
+            self.transport.write(b"0\r\n\r\n")
+            if not self.keep_alive:
+                self.transport.close()
+        self.busy = False
+        self.serve_buffered()
 
     def data_received(self, data):
         self.buffer += data
@@ -155,6 +183,11 @@ class _Connection(asyncio.Protocol):
             handler.wfile.write(text)
         finally:
             handler.done()
+        if handler.stream is not None and not self.transport.is_closing():
+            self.transport.write(handler.answer())
+            self.busy, self.stream, self.keep_alive = True, handler.stream, keep_alive
+            handler.stream.start(self)
+            return
         if not self.transport.is_closing():
             self.transport.write(handler.answer())
             if not keep_alive:

@@ -3,7 +3,7 @@
 written from the Kubernetes API reference: batch/v1 Jobs and core/v1 Pods in namespaces.
 
     fake_kube_apiserver.py --port 0 [--token T] [--forbidden-namespace NS] [--state FILE]
-                           [--latency-ms N] [--tls-cert PEM --tls-key PEM]
+                           [--latency-ms N] [--bookmark-seconds S] [--tls-cert PEM --tls-key PEM]
 
 - Jobs: create (POST), get, list, replace (PUT, 409 Conflict on a stale
   metadata.resourceVersion), patch (application/merge-patch+json,
@@ -23,10 +23,11 @@ written from the Kubernetes API reference: batch/v1 Jobs and core/v1 Pods in nam
   Retry-After, 5xx. Discovery (/version, /api, /apis, /api/v1, /apis/batch/v1) in the legacy
   form; no OpenAPI (kubectl wants --validate=false), no Table answers (kubectl prints only
   NAME and AGE without -o).
-- Watch (?watch=true): the changes after resourceVersion (or the current objects as ADDED
-  from "" / "0"), gathered for 1.1 s, then the stream ends and the client watches
-  again; a resourceVersion older than the kept history (compaction, a restart, 10,000 changes)
-  answers an ERROR event with a 410 Expired Status.
+- Watch (?watch=true, kube_watch.py): a stream of JSON lines kept open until timeoutSeconds:
+  the changes after resourceVersion (or the current objects as ADDED from "" / "0") as they
+  happen, objects entering or leaving a selector as ADDED / DELETED, BOOKMARK events with
+  allowWatchBookmarks (every --bookmark-seconds); a resourceVersion older than the kept history
+  (compaction, a restart, 10,000 changes) answers an ERROR event with a 410 Expired Status.
 - A scripted cluster (kube_cluster.py) runs each pod's command as a local process: exit 0 ->
   pod Succeeded -> Job Complete; non-zero -> pod Failed, a new pod until backoffLimit, then Job
   Failed (BackoffLimitExceeded); activeDeadlineSeconds -> Failed (DeadlineExceeded);
@@ -68,9 +69,9 @@ from kube_selectors import (SelectorError, fields_match, labels_match,  # noqa: 
                             parse_fields, parse_labels)
 from kube_store import (KINDS, ApiError, Store, conflict, invalid, json_patch,  # noqa: E402
                         merge_patch, now)
+from kube_watch import WatchStream, open_watch  # noqa: E402
 
 TRUE = {"1", "t", "T", "true", "True", "TRUE"}  # Go's strconv.ParseBool (Python sends True)
-WATCH_WINDOW = 1.1  # seconds a watch gathers changes (client-go warns below 1 s)
 PATCH_TYPES = {"application/merge-patch+json", "application/strategic-merge-patch+json",
                "application/json-patch+json"}
 fake_http.REASONS.update({202: "Accepted", 410: "Gone", 415: "Unsupported Media Type",
@@ -127,17 +128,19 @@ class Handler(LedgerRequests, fake_http.Handler):
     forbidden_namespace = None
 
     def send(self, status, body, headers=(), content_type="application/json"):
+        if isinstance(body, WatchStream):  # a chunked stream of events (kube_watch.py)
+            self.send_response(status)
+            for name, value in (("Content-Type", content_type), ("Cache-Control",
+                                "no-cache, private"), ("Transfer-Encoding", "chunked")):
+                self.send_header(name, value)
+            self.end_headers()
+            self.stream = body
+            return
         if isinstance(body, ListBody):
             body = body.join()
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         headers = [("Cache-Control", "no-cache, private")] + list(headers)
-        if ("Transfer-Encoding", "chunked") not in headers:
-            return self.send_answer(status, data, content_type, headers)
-        self.send_response(status)
-        for name, value in [("Content-Type", content_type)] + headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        return self.send_answer(status, data, content_type, headers)
 
     def respond(self):
         if not self.counted:
@@ -220,17 +223,6 @@ class Handler(LedgerRequests, fake_http.Handler):
             raise ApiError(404, "the server could not find the requested resource")
         return 200, self.state.get(kind, namespace, name)
 
-    def delay(self):
-        """A watch is answered after a window (the changes within it, then the end of the
-        stream; clients watch again from the last resourceVersion they saw)."""
-        wait = super().delay()
-        if self.counted and self.query.get("watch") in TRUE:
-            try:
-                wait += min(WATCH_WINDOW, float(self.query.get("timeoutSeconds") or WATCH_WINDOW))
-            except ValueError:
-                pass
-        return wait
-
     def selection(self, namespace):
         """A predicate on objects: the namespace, labelSelector and fieldSelector of a list."""
         try:
@@ -242,30 +234,11 @@ class Handler(LedgerRequests, fake_http.Handler):
                             and labels_match(labels, obj["metadata"].get("labels"))
                             and fields_match(fields, obj))
 
-    def watch(self, kind, wanted):
-        """The watch events (one JSON object a line): from resourceVersion "" or "0" the
-        current objects as ADDED, else the changes after it; 410 is an ERROR event."""
-        since = self.query.get("resourceVersion", "")
-        try:
-            if since in ("", "0"):
-                events = [("ADDED", obj) for _, obj in sorted(self.state.objects[kind].items())]
-            else:
-                events = [(t, obj) for _, t, obj in self.state.changes(kind, int(since))]
-        except ValueError:
-            raise ApiError(400, "invalid resource version: %s" % since)
-        except ApiError as e:
-            events = [("ERROR", e.status())]
-        lines = [(json.dumps({"type": t, "object": obj}) + "\n").encode() for t, obj in events
-                 if t == "ERROR" or wanted(obj)]
-        # Chunked, as a real watch stream (the Python client reads it chunk by chunk).
-        body = b"".join(b"%x\r\n%s\r\n" % (len(line), line) for line in lines) + b"0\r\n\r\n"
-        return 200, body, [("Transfer-Encoding", "chunked")], "application/json"
-
     def list(self, kind, namespace):
         state, query = self.state, self.query
         wanted = self.selection(namespace)
         if query.get("watch") in TRUE:
-            return self.watch(kind, wanted)
+            return 200, open_watch(state, kind, wanted, query)
         start = self.check_resource_version()
         items = [(key, obj) for key, obj in sorted(state.objects[kind].items())
                  if key > start and wanted(obj)]
@@ -454,6 +427,8 @@ def main():
     parser.add_argument("--forbidden-namespace", help="answer 403 for this namespace")
     parser.add_argument("--state", help="keep objects in this JSON file across restarts")
     parser.add_argument("--latency-ms", type=int, default=0, help="delay every answer by N ms")
+    parser.add_argument("--bookmark-seconds", type=float, default=5.0,
+                        help="how often a watch with allowWatchBookmarks gets a BOOKMARK")
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (kubectl sends "
                         "tokens over HTTPS only)")
     parser.add_argument("--tls-key", help="the PEM key of --tls-cert")
@@ -464,6 +439,7 @@ def main():
         context.load_cert_chain(args.tls_cert, args.tls_key)
     state = Store(args.state)
     state.latency_ms = args.latency_ms
+    state.bookmark_seconds = args.bookmark_seconds
     workdir = args.state + ".pods" if args.state else tempfile.mkdtemp(prefix="fake-kube-")
     cluster = Cluster(state, workdir)
     threading.Thread(target=cluster.run, daemon=True).start()

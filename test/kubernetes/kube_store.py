@@ -6,6 +6,7 @@ a list carries the counter's value. Objects are kept by kind ("jobs", "pods") un
 "<namespace>/<name>".
 """
 
+import bisect
 import copy
 import json
 import os
@@ -148,7 +149,10 @@ class Store(Ledger):
         self.compacted = 0
         self.unschedulable = False
         self.fail_next = []  # [[code, count]]: the next requests answer this error
-        self.events = []  # (resourceVersion, kind, type, object) of every change, for watches
+        self.events = []  # (resourceVersion, kind, type, object, previous) of every change
+        self.latest = {}  # (kind, key) -> the object as its last change left it (for previous)
+        self.watchers = set()  # open watches (kube_watch.py), told of every change
+        self.bookmark_seconds = 5.0  # how often a watch with allowWatchBookmarks gets one
         self.encodings = {"jobs": {}, "pods": {}}  # key -> (object, resourceVersion, JSON)
         self.path = path
         if path and os.path.exists(path):
@@ -157,6 +161,9 @@ class Store(Ledger):
             self.objects, self.runtime = saved["objects"], saved["runtime"]
             self.rv, self.compacted = saved["rv"], saved["compacted"]
         self.events_from = self.rv  # a restarted fake has no history of earlier changes
+        for kind, objects in self.objects.items():
+            for key, obj in objects.items():
+                self.latest[(kind, key)] = json.loads(json.dumps(obj))
 
     def save(self):
         """Called with the lock held after every change."""
@@ -168,13 +175,22 @@ class Store(Ledger):
         os.replace(self.path + ".tmp", self.path)
 
     def bump(self, obj, event="MODIFIED"):
-        """Gives obj the next resourceVersion (a change) and records the change for watches."""
+        """Gives obj the next resourceVersion (a change), records the change with the object as
+        it was before (a watch with a selector sees an object enter or leave it) and tells the
+        open watches."""
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
         kind = "jobs" if obj.get("kind") == "Job" else "pods"
-        self.events.append((self.rv, kind, event, json.loads(json.dumps(obj))))
+        key = (kind, "%s/%s" % (obj["metadata"]["namespace"], obj["metadata"]["name"]))
+        now_as = json.loads(json.dumps(obj))
+        before = self.latest.pop(key, None) if event == "DELETED" else self.latest.get(key)
+        if event != "DELETED":
+            self.latest[key] = now_as
+        self.events.append((self.rv, kind, event, now_as, before))
         if len(self.events) > MAX_EVENTS:  # as etcd compacts its history
             self.compacted = max(self.compacted, self.events.pop(0)[0])
+        for watcher in list(self.watchers):
+            watcher.notify()
 
     def put(self, kind, obj):
         meta = obj["metadata"]
@@ -205,12 +221,15 @@ class Store(Ledger):
         return data
 
     def changes(self, kind, since):
-        """The (resourceVersion, type, object) of the changes of kind after since; raises 410
-        Expired when that history is compacted or from before a restart."""
-        if since < max(self.compacted, self.events_from):
-            raise ApiError(410, "too old resource version: %d (%d)" % (since, self.compacted),
+        """The (resourceVersion, type, object, previous) of the changes of kind after since;
+        raises 410 Expired when that history is compacted or from before a restart."""
+        oldest = max(self.compacted, self.events_from)
+        if since < oldest:
+            raise ApiError(410, "too old resource version: %d (%d)" % (since, oldest),
                            reason="Expired")
-        return [(rv, t, obj) for rv, k, t, obj in self.events if rv > since and k == kind]
+        start = bisect.bisect_right(self.events, since, key=lambda e: e[0])
+        return [(rv, t, obj, before) for rv, k, t, obj, before in self.events[start:]
+                if k == kind]
 
     def get(self, kind, namespace, name):
         obj = self.objects[kind].get("%s/%s" % (namespace, name))

@@ -2,8 +2,10 @@
 official Python client (python3-kubernetes, which deserialises every answer into its models),
 then its error answers and the scripted cluster's behaviours, over raw HTTPS."""
 
+import http.client
 import json
 import os
+import subprocess
 import unittest
 
 from kube_util import (KUBECTL, FakeKube, Kubectl, condition, job_body, temporary_directory,
@@ -96,6 +98,51 @@ class KubectlTest(FakeTest):
         self.kubectl.run("wait", "--for=condition=complete", "job/watched", "--timeout=60s")
         self.kubectl.run("delete", "job", "watched", "--cascade=foreground", "--timeout=60s")
         self.assertEqual(self.kubectl.json("get", "jobs,pods")["items"], [])
+
+
+    def test_get_watch_sees_added_modified_deleted(self):
+        """kubectl lists, then watches from the list's resourceVersion on one open stream."""
+        self.create(job_body("before", ["true"]), namespace="team")
+        watcher = subprocess.Popen([KUBECTL, "get", "jobs", "--watch", "--output-watch-events",
+                                    "-o", "json"], env=self.kubectl.env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+        self.addCleanup(watcher.stdout.close)
+        self.addCleanup(watcher.wait)
+        self.addCleanup(watcher.kill)
+        events = JsonStream(watcher.stdout)
+        self.assertEqual(events.next()["type"], "ADDED")  # from the list
+        wait_for("kubectl's watch", lambda: [r for r in self.fake.request(
+            "GET", "/_control/requests", token=False)[2] if r["query"].get("watch")])
+        self.create(job_body("during", ["sleep", "60"]), namespace="team")
+        self.kubectl.run("patch", "job", "during", "-p", '{"spec":{"suspend":false}}')
+        self.fake.control("delete-job?namespace=team&name=during")
+        seen = []
+        while not seen or seen[-1] != "DELETED":
+            event = events.next()
+            self.assertEqual(event["object"]["metadata"]["name"], "during")
+            seen.append(event["type"])
+        self.assertEqual((seen[0], set(seen[1:-1])), ("ADDED", {"MODIFIED"}))
+        self.assertIsNone(watcher.poll())  # the stream is still open
+
+
+class JsonStream:
+    """The JSON documents kubectl prints one after another (indented, not one a line)."""
+
+    def __init__(self, stream):
+        self.stream, self.text = stream, ""
+
+    def next(self):
+        while True:
+            stripped = self.text.lstrip()
+            try:
+                value, end = json.JSONDecoder().raw_decode(stripped)
+                self.text = stripped[end:]
+                return value
+            except ValueError:
+                line = self.stream.readline()
+                if not line:
+                    raise AssertionError("kubectl's watch ended: " + self.text[-200:])
+                self.text += line
 
 
 @unittest.skipUnless(kubernetes, "python3-kubernetes is not installed")
@@ -280,6 +327,63 @@ class ErrorAnswersTest(FakeTest):
             self.assertEqual(body["details"]["retryAfterSeconds"], 1)
         self.assertStatus(self.fake.request("GET", jobs), 503, "ServiceUnavailable")
         self.assertEqual(self.fake.request("GET", jobs)[0], 200)
+
+
+class WatchTest(FakeTest):
+    """The watch stream over raw HTTPS: events as they happen on one open answer."""
+    fake_args = ("--bookmark-seconds", "0.2")
+
+    def watch(self, query):
+        connection = http.client.HTTPSConnection("127.0.0.1", self.fake.port, timeout=30,
+                                                 context=self.fake.context)
+        self.addCleanup(connection.close)
+        connection.request("GET", "/apis/batch/v1/namespaces/default/jobs?watch=1&" + query,
+                           headers={"Authorization": "Bearer " + self.fake.token})
+        answer = connection.getresponse()
+        self.assertEqual((answer.status, answer.getheader("Transfer-Encoding")),
+                         (200, "chunked"))
+        return answer
+
+    def test_selector_bookmarks_timeout(self):
+        self.create(job_body("w", ["true"], labels={"app": "x"}))
+        jobs = "/apis/batch/v1/namespaces/default/jobs"
+        rv = self.fake.request("GET", jobs)[2]["metadata"]["resourceVersion"]
+        stream = self.watch("resourceVersion=%s&allowWatchBookmarks=true&labelSelector=app%%3Dx"
+                            "&timeoutSeconds=3" % rv)
+
+        def label(value):
+            self.fake.request("PATCH", jobs + "/w", {"metadata": {"labels": {"app": value}}},
+                              content_type="application/merge-patch+json")
+
+        def event(skip_bookmarks=True):
+            while True:
+                line = stream.readline()
+                self.assertTrue(line, "the stream ended early")
+                got = json.loads(line)
+                if got["type"] != "BOOKMARK" or not skip_bookmarks:
+                    return got
+        label("y")  # leaves the selection: DELETED, as a watch cache sends it
+        left = event()
+        self.assertEqual((left["type"], left["object"]["metadata"]["labels"]["app"]),
+                         ("DELETED", "y"))
+        label("x")
+        self.assertEqual(event()["type"], "ADDED")
+        last = int(self.fake.request("GET", jobs + "/w")[2]["metadata"]["resourceVersion"])
+        mark = event(skip_bookmarks=False)
+        while mark["type"] != "BOOKMARK":
+            mark = event(skip_bookmarks=False)
+        self.assertEqual(set(mark["object"]), {"kind", "apiVersion", "metadata"})
+        self.assertGreaterEqual(int(mark["object"]["metadata"]["resourceVersion"]), last)
+        while stream.readline():  # timeoutSeconds ends the answer
+            pass
+
+    def test_current_objects_first_then_changes(self):
+        self.create(job_body("old", ["true"]))
+        stream = self.watch("")
+        self.assertEqual(json.loads(stream.readline())["type"], "ADDED")
+        self.create(job_body("new", ["true"]))
+        new = json.loads(stream.readline())
+        self.assertEqual((new["type"], new["object"]["metadata"]["name"]), ("ADDED", "new"))
 
 
 class ClusterTest(FakeTest):
