@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import subprocess
+import time
 import unittest
 
 from kube_util import (KUBECTL, FakeKube, Kubectl, condition, job_body, temporary_directory,
@@ -347,6 +348,11 @@ class WatchTest(FakeTest):
     def test_selector_bookmarks_timeout(self):
         self.create(job_body("w", ["true"], labels={"app": "x"}))
         jobs = "/apis/batch/v1/namespaces/default/jobs"
+        # The cluster marks the suspended Job (a MODIFIED event of its own): watch from after it.
+        deadline = time.monotonic() + 30
+        while condition(self.fake.request("GET", jobs + "/w")[2], "Suspended") is None:
+            self.assertLess(time.monotonic(), deadline, "the Job was never marked suspended")
+            time.sleep(0.05)
         rv = self.fake.request("GET", jobs)[2]["metadata"]["resourceVersion"]
         stream = self.watch("resourceVersion=%s&allowWatchBookmarks=true&labelSelector=app%%3Dx"
                             "&timeoutSeconds=3" % rv)
