@@ -1,6 +1,7 @@
 // The libcurl HttpClient. One easy handle per (client, thread), kept between requests so that
 // libcurl can reuse connections (keep-alive to Oozie and the name nodes); a handle is never
-// shared between threads, which is all libcurl asks of us.
+// shared between threads, which is all libcurl asks of us. A stream (a Kubernetes watch) has
+// a handle of its own in a multi handle, so that a cancel from another thread wakes its poll.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -40,6 +41,39 @@ std::string url_encode(std::string_view text) {
     }
   }
   return out;
+}
+
+void HttpCancel::cancel() {
+  MutexLock lock(mutex_);
+  cancelled_ = true;
+  if (wake_) wake_();
+}
+
+bool HttpCancel::cancelled() const {
+  MutexLock lock(mutex_);
+  return cancelled_;
+}
+
+bool HttpCancel::set_waker(std::function<void()> wake) {
+  MutexLock lock(mutex_);
+  wake_ = cancelled_ ? std::function<void()>{} : std::move(wake);
+  return !cancelled_;
+}
+
+Result<HttpResponse> HttpClient::stream(const HttpRequest& request,
+                                        const HttpStreamOptions& options) {
+  if (options.cancel && options.cancel->cancelled()) {
+    return fail(fmt::format("{} {} failed: cancelled", request.method, request.url),
+                ErrorCode::kUnavailable);
+  }
+  auto response = send(request);
+  if (!response) return response;
+  if (options.on_status) options.on_status(response->status);
+  if (response->status >= 200 && response->status < 300 && options.on_data) {
+    options.on_data(response->body);
+    response->body.clear();
+  }
+  return response;
 }
 
 namespace {
@@ -116,6 +150,63 @@ void set_tls(CURL* curl, const HttpTlsOptions& tls) {
   }
 }
 
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
+};
+using MultiHandle = std::unique_ptr<CURLM, MultiDeleter>;
+
+// What the callbacks of one stream() share.
+struct StreamState {
+  const HttpStreamOptions* options;
+  HttpResponse* response;
+  CURL* curl;
+  int status = 0;        // the final answer's, once its head is complete
+  bool stopped = false;  // on_data asked to stop
+};
+
+size_t on_stream_header(char* data, size_t size, size_t count, void* user) {
+  auto* state = static_cast<StreamState*>(user);
+  on_header(data, size, count, &state->response->headers);
+  const std::string_view line(data, size * count);
+  if (line == "\r\n" || line == "\n") {  // the end of a head: 1xx heads come before the answer's
+    long status = 0;
+    curl_easy_getinfo(state->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200) {
+      state->status = static_cast<int>(status);
+      if (state->options->on_status) state->options->on_status(state->status);
+    }
+  }
+  return size * count;
+}
+
+size_t on_stream_body(char* data, size_t size, size_t count, void* user) {
+  auto* state = static_cast<StreamState*>(user);
+  const std::size_t n = size * count;
+  if (state->status >= 200 && state->status < 300 && state->options->on_data) {
+    if (!state->options->on_data(std::string_view(data, n))) {
+      state->stopped = true;
+      return 0;  // ends the transfer (CURLE_WRITE_ERROR)
+    }
+  } else {
+    state->response->body.append(data, n);
+  }
+  return n;
+}
+
+// Drives one transfer of `multi` to its end, or until `cancel` is cancelled.
+CURLcode run(CURLM* multi, const HttpCancel* cancel) {
+  for (int running = 1; running > 0;) {
+    if (curl_multi_perform(multi, &running) != CURLM_OK) return CURLE_FAILED_INIT;
+    if (running == 0 || (cancel != nullptr && cancel->cancelled())) break;
+    curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+  }
+  int left = 0;
+  while (CURLMsg* message = curl_multi_info_read(multi, &left)) {
+    if (message->msg == CURLMSG_DONE) return message->data.result;
+  }
+  return CURLE_OK;
+}
+
 class CurlHttpClient : public HttpClient {
  public:
   explicit CurlHttpClient(HttpClientOptions options) : options_(std::move(options)) {
@@ -129,6 +220,70 @@ class CurlHttpClient : public HttpClient {
 
     HttpResponse response;
     char error_text[CURL_ERROR_SIZE] = {};
+    auto headers = prepare(curl, request, error_text);
+    if (!headers) return tl::unexpected(headers.error());
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+
+    CURLcode code = curl_easy_perform(curl);
+    if (code != CURLE_OK) {
+      return failure(request, error_text[0] != '\0' ? std::string(error_text)
+                                                    : std::string(curl_easy_strerror(code)));
+    }
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    response.status = static_cast<int>(status);
+    return response;
+  }
+
+  // A handle of its own (a stream holds it for minutes) in a multi handle of its own, whose
+  // poll the cancel wakes.
+  Result<HttpResponse> stream(const HttpRequest& request,
+                              const HttpStreamOptions& options) override {
+    EasyHandle easy(curl_easy_init());
+    MultiHandle multi(curl_multi_init());
+    if (!easy || !multi) return failure(request, "cannot create a curl handle");
+    HttpResponse response;
+    StreamState state{&options, &response, easy.get()};
+    char error_text[CURL_ERROR_SIZE] = {};
+    auto headers = prepare(easy.get(), request, error_text);
+    if (!headers) return tl::unexpected(headers.error());
+    curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
+    curl_easy_setopt(easy.get(), CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, on_stream_body);
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &state);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERFUNCTION, on_stream_header);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERDATA, &state);
+    curl_multi_add_handle(multi.get(), easy.get());
+    CURLM* m = multi.get();
+    if (options.cancel && !options.cancel->set_waker([m] { curl_multi_wakeup(m); })) {
+      curl_multi_remove_handle(m, easy.get());
+      return failure(request, "cancelled");
+    }
+    const CURLcode code = run(m, options.cancel.get());
+    if (options.cancel) options.cancel->set_waker({});  // before the multi handle goes
+    curl_multi_remove_handle(m, easy.get());
+    if (options.cancel && options.cancel->cancelled()) return failure(request, "cancelled");
+    if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && state.stopped)) {
+      return failure(request, error_text[0] != '\0' ? std::string(error_text)
+                                                    : std::string(curl_easy_strerror(code)));
+    }
+    response.status = state.status;
+    return response;
+  }
+
+ private:
+  static tl::unexpected<Error> failure(const HttpRequest& request, const std::string& why) {
+    return fail(fmt::format("{} {} failed: {}", request.method, request.url, why),
+                ErrorCode::kUnavailable);
+  }
+
+  // The request's URL, headers, method and TLS, and the client's options, set on `curl`; the
+  // returned header list must live until the transfer ends.
+  Result<Slist> prepare(CURL* curl, const HttpRequest& request, char* error_text) const {
     Slist headers;
     auto add_header = [&](const std::string& line) {
       curl_slist* head = curl_slist_append(headers.get(), line.c_str());
@@ -148,36 +303,16 @@ class CurlHttpClient : public HttpClient {
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM tricks in a threaded server
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                      static_cast<long>(options_.connect_timeout.count()));
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.total_timeout.count()));
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
     curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
     if (options_.negotiate) {
       curl_easy_setopt(curl, CURLOPT_HTTPAUTH, CURLAUTH_NEGOTIATE);
       curl_easy_setopt(curl, CURLOPT_USERPWD, ":");  // the user comes from the Kerberos ticket
     }
     set_tls(curl, options_.tls);
     set_method(curl, request);
-
-    CURLcode code = curl_easy_perform(curl);
-    if (code != CURLE_OK) {
-      return failure(request, error_text[0] != '\0' ? std::string(error_text)
-                                                    : std::string(curl_easy_strerror(code)));
-    }
-    long status = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    response.status = static_cast<int>(status);
-    return response;
-  }
-
- private:
-  static tl::unexpected<Error> failure(const HttpRequest& request, const std::string& why) {
-    return fail(fmt::format("{} {} failed: {}", request.method, request.url, why),
-                ErrorCode::kUnavailable);
+    return headers;
   }
 
   CURL* handle_for_this_thread() {

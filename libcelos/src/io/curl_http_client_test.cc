@@ -183,6 +183,70 @@ TEST_CASE("A refused connection is an error naming the method and URL") {
   CHECK(r.error().message.find("DELETE " + url + " failed: ") == 0);
 }
 
+TEST_CASE("stream hands a 2xx body over as it arrives, and a cancel ends it at once") {
+  // The answer's first chunk, then nothing: the connection stays open, as a watch's does.
+  TinyServer server([](const SeenRequest&) {
+    return std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello\n\r\n");
+  });
+  auto http = make_curl_http_client();
+  auto cancel = std::make_shared<HttpCancel>();
+  std::mutex mutex;
+  std::string got;
+  int status = 0;
+  HttpStreamOptions options;
+  options.on_status = [&](int s) { status = s; };
+  options.on_data = [&](std::string_view data) {
+    std::lock_guard lock(mutex);
+    got.append(data);
+    return true;
+  };
+  options.cancel = cancel;
+  std::optional<Result<HttpResponse>> result;
+  std::thread reader([&] {
+    result = http->stream(HttpRequest{"GET", server.url("/w"), {}, "", false}, options);
+  });
+  for (int i = 0; i < 3000; ++i) {
+    {
+      std::lock_guard lock(mutex);
+      if (got == "hello\n") break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  cancel->cancel();  // the server never ends the answer: only the cancel does
+  reader.join();
+  CHECK(got == "hello\n");
+  CHECK(status == 200);
+  REQUIRE(result);
+  REQUIRE_FALSE(*result);
+  CHECK(result->error().message.find("cancelled") != std::string::npos);
+  // Once cancelled, a stream does not start.
+  CHECK_FALSE(http->stream(HttpRequest{"GET", server.url("/w"), {}, "", false}, options));
+}
+
+TEST_CASE("stream returns another status's body whole, and on_data can end a transfer") {
+  TinyServer server([](const SeenRequest& r) {
+    if (r.target == "/gone") return reply(410, "expired");
+    return std::string(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\na\n\r\n2\r\nb\n\r\n");
+  });
+  auto http = make_curl_http_client();
+  std::string got;
+  HttpStreamOptions options;
+  options.on_data = [&](std::string_view data) {
+    got.append(data);
+    return false;  // enough
+  };
+  auto gone = http->stream(HttpRequest{"GET", server.url("/gone"), {}, "", false}, options);
+  REQUIRE(gone);
+  CHECK(gone->status == 410);
+  CHECK(gone->body == "expired");
+  CHECK(got.empty());
+  auto stopped = http->stream(HttpRequest{"GET", server.url("/w"), {}, "", false}, options);
+  REQUIRE(stopped);
+  CHECK(stopped->status == 200);
+  CHECK(got.starts_with("a\n"));  // curl may hand both chunks over in one call
+}
+
 TEST_CASE("url_encode keeps unreserved characters and percent-encodes the rest") {
   CHECK(url_encode("aZ09-_.~") == "aZ09-_.~");
   CHECK(url_encode("a b/c&d=é") == "a%20b%2Fc%26d%3D%C3%A9");
