@@ -138,8 +138,8 @@ void KubeApi::note_health(int status, const std::string& message) {
   }
 }
 
-Result<HttpResponse> KubeApi::send(const std::string& method, const std::string& path,
-                                   const std::string& body, const std::string& content_type) {
+Result<std::pair<HttpRequest, std::shared_ptr<HttpClient>>> KubeApi::request(
+    const std::string& method, const std::string& path) {
   if (auto ok = load(); !ok) return tl::unexpected(ok.error());
   auto bearer = token();
   if (!bearer) return tl::unexpected(bearer.error());
@@ -153,6 +153,14 @@ Result<HttpResponse> KubeApi::send(const std::string& method, const std::string&
   }
   request.headers.emplace_back("Accept", "application/json");
   if (!bearer->empty()) request.headers.emplace_back("Authorization", "Bearer " + *bearer);
+  return std::make_pair(std::move(request), std::move(client));
+}
+
+Result<HttpResponse> KubeApi::send(const std::string& method, const std::string& path,
+                                   const std::string& body, const std::string& content_type) {
+  auto prepared = request(method, path);
+  if (!prepared) return tl::unexpected(prepared.error());
+  auto& [request, client] = *prepared;
   if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
   request.body = body;
   for (int attempt = 0;; ++attempt) {
@@ -166,6 +174,14 @@ Result<HttpResponse> KubeApi::send(const std::string& method, const std::string&
     }
     options_.clock->sleep_for(std::chrono::seconds(wait));
   }
+}
+
+Result<HttpResponse> KubeApi::stream(const std::string& path, const HttpStreamOptions& options) {
+  auto prepared = request("GET", path);
+  if (!prepared) return tl::unexpected(prepared.error());
+  auto response = prepared->second->stream(prepared->first, options);
+  if (response) note_health(response->status, status_message(response->body));
+  return response;
 }
 
 Error KubeApi::error_of(const HttpResponse& response, const std::string& what) const {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "celos/http_client.h"
 #include "celos/kubernetes_service.h"
@@ -24,6 +25,10 @@ class KubeApi {
   [[nodiscard]] Result<HttpResponse> send(const std::string& method, const std::string& path,
                                           const std::string& body = {},
                                           const std::string& content_type = {});
+  // A GET read as it arrives (HttpClient::stream: a watch, or a list that a cancel must be
+  // able to end), with send()'s credentials; no 429 retry.
+  [[nodiscard]] Result<HttpResponse> stream(const std::string& path,
+                                            const HttpStreamOptions& options);
   // The error for an answer that is not a success: "<what>: 403 Forbidden: <message>"; 4xx
   // but 408/429 are kInvalid (refusals), the rest kFailed.
   Error error_of(const HttpResponse& response, const std::string& what) const;
@@ -34,6 +39,9 @@ class KubeApi {
 
  private:
   Result<void> load();
+  // The request for `method` `path` with the credentials, and the client to send it with.
+  Result<std::pair<HttpRequest, std::shared_ptr<HttpClient>>> request(const std::string& method,
+                                                                      const std::string& path);
   Result<std::string> token();
   void note_health(int status, const std::string& message);
 

@@ -111,6 +111,8 @@ bool waits_for_pods(const json::value& job) {
 
 std::string name_of(const json::value& object) { return string_at(object, {"metadata", "name"}); }
 
+std::string uid_of(const json::value& object) { return string_at(object, {"metadata", "uid"}); }
+
 std::string job_of_pod(const json::value& pod) {
   std::string name = string_at(pod, {"metadata", "labels", "batch.kubernetes.io/job-name"});
   return name.empty() ? string_at(pod, {"metadata", "labels", "job-name"}) : name;

@@ -38,6 +38,8 @@ bool belongs_to(const boost::json::value& job, const SlotId& slot);
 bool waits_for_pods(const boost::json::value& job);
 // The Job's name (metadata.name), or "".
 std::string name_of(const boost::json::value& object);
+// Its metadata.uid, or "".
+std::string uid_of(const boost::json::value& object);
 // The job-name label of a pod (batch.kubernetes.io/job-name or job-name), or "".
 std::string job_of_pod(const boost::json::value& pod);
 
