@@ -13,8 +13,10 @@ celos-server on a fresh --db and steps through POST /scheduler?time=...:
 
   ready step    every slot WAITING -> READY
   submit step   N Jobs created suspended, recorded RUNNING, resumed
-  status step   only the N RUNNING slots are asked about (nothing else changes): timed
-                --runs times; the fake's ledger counts the API requests of each
+  status step   only the N RUNNING slots are asked about (nothing else changes): the
+                first starts celos's watches (and lists meanwhile); then timed --runs
+                times; the fake's ledger counts the API requests of each (watch requests
+                apart: a watch stays open across steps)
 
 Prints the median and the worst status step, and the list calls per status step.
 """
@@ -53,6 +55,9 @@ def main():
     parser.add_argument("--workflows", type=int, default=100)
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--settle", type=float, default=0,
+                        help="seconds to wait after the first status step (celos's watches list "
+                        "and open their streams meanwhile)")
     args = parser.parse_args()
     per = args.n // args.workflows
     now = "2015-09-13T%02d:%02d:30Z" % ((per - 1) // 60, (per - 1) % 60)
@@ -92,24 +97,31 @@ def main():
             status, body = http("POST", base + "/scheduler?time=" + now)
             took = time.monotonic() - started
             requests = fake.request("GET", "/_control/requests", token=False)[2]
+            watches = [r for r in requests if r["query"].get("watch")]
+            requests = [r for r in requests if not r["query"].get("watch")]
             lists = [r for r in requests if r["method"] == "GET" and
                      (r["path"].endswith("/jobs") or r["path"].endswith("/pods"))]
             log.flush()
             with open(os.path.join(root, "server.log")) as f:
                 summary = [line for line in f if "finished in" in line][-1:]
-            print("%-12s %6.2f s  %5d API requests, %d list calls  %s" % (
-                name, took, len(requests), len(lists), "".join(summary).strip()[-260:]),
-                flush=True)
-            return took, len(lists)
+            print("%-12s %6.2f s  %5d API requests, %d list calls, %d watches started  %s" % (
+                name, took, len(requests), len(lists), len(watches),
+                "".join(summary).strip()[-260:]), flush=True)
+            return took, len(lists), len(requests)
 
         step("ready")
         step("submit")
         running = sum(1 for k in fake.objects()["jobs"])
         print("Jobs at the fake: %d" % running, flush=True)
-        times, lists = zip(*[step("status") for _ in range(args.runs)])
+        first = step("status")  # celos's watches start here; this step still lists
+        print("first status step: %.2f s" % first[0], flush=True)
+        if args.settle:
+            time.sleep(args.settle)  # the watches' lists and streams
+        times, lists, requests = zip(*[step("status") for _ in range(args.runs)])
         print("status step of %d RUNNING slots at %d ms: median %.2f s, worst %.2f s; list calls "
-              "per step: %s" % (running, args.latency_ms, statistics.median(times), max(times),
-                                sorted(set(lists))))
+              "per step: %s; API requests per step: %s" % (
+                  running, args.latency_ms, statistics.median(times), max(times),
+                  sorted(set(lists)), sorted(set(requests))))
     finally:
         server.kill()
         server.wait()

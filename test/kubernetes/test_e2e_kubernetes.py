@@ -4,7 +4,8 @@ each pod's command as a local process.
 
 Stories: a job runs to SUCCESS with the slot's environment and its log in /api/v1/slot-log; a
 failing command is FAILURE with Kubernetes's reason; a kill deletes the Job; a Job deleted
-behind celos's back is FAILURE with a message within 2 steps; a pod no node takes keeps the slot
+behind celos's back is FAILURE with a message within 2 steps; once celos's watches are live a
+status step makes no API request, and a deletion still fails the slot within 2 steps; a pod no node takes keeps the slot
 RUNNING with the reason; a suspended Job left by a crash between submit and record is adopted,
 not created again; plain http:// carries the token too; refused credentials make a message on
 the slot and in /health/ready; an unreachable API server leaves the slot READY.
@@ -198,6 +199,35 @@ class HttpsStories(KubeStories):
         self.step()
         self.assertEqual(self.slot("gone")["status"], "FAILURE")
         self.assertIn("deleted behind celos's back", self.record("gone")["message"])
+
+    def test_status_steps_answer_from_the_watch_and_see_a_deletion(self):
+        """Once celos's watches of the namespace are live, a status step asks the API server
+        nothing; a Job deleted behind celos's back still fails its slot within 2 steps."""
+        self.fake.control("unschedulable?on=1")  # the Job stays active, its pod Pending
+        self.start({"w.js": workflow("w", self.config, ["true"])})
+        self.step_until("w", ["RUNNING"])
+
+        def api_requests():
+            return [r for r in self.fake.request("GET", "/_control/requests", token=False)[2]
+                    if not r["query"].get("watch")]
+
+        def quiet():
+            self.fake.control("reset")
+            self.step()
+            return not api_requests() and "Unschedulable" in (self.slot("w").get("message")
+                                                              or "")
+        poll(quiet, "a status step without API requests", timeout=30, interval=0.3)
+        for _ in range(3):
+            self.assertTrue(quiet(), api_requests())
+        self.fake.control("delete-job?namespace=%s&name=w-20150912t200000-1" % NAMESPACE)
+        self.fake.control("reset")
+        self.step()
+        self.step()
+        self.assertEqual(self.slot("w")["status"], "FAILURE")
+        self.assertIn("deleted behind celos's back", self.record("w")["message"])
+        lists = [r for r in api_requests() if r["method"] == "GET" and
+                 r["path"].endswith(("/jobs", "/pods"))]
+        self.assertEqual(lists, [])  # the watch told; a GET of the Job confirmed it
 
     def test_a_pod_no_node_takes_keeps_the_slot_running_with_the_reason(self):
         self.fake.control("unschedulable?on=1")

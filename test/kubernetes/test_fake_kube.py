@@ -341,6 +341,7 @@ class WatchTest(FakeTest):
         connection.request("GET", "/apis/batch/v1/namespaces/default/jobs?watch=1&" + query,
                            headers={"Authorization": "Bearer " + self.fake.token})
         answer = connection.getresponse()
+        self.addCleanup(answer.close)
         self.assertEqual((answer.status, answer.getheader("Transfer-Encoding")),
                          (200, "chunked"))
         return answer

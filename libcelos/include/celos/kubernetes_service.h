@@ -13,10 +13,16 @@
 // start(): a JSON patch that tests spec.suspend is true and sets it false, so a Job is resumed
 // at most once (a Job already resumed answers 422 to the test: not an error).
 //
-// status_many(): one list of the namespace's celos Jobs (label selector, following `continue`)
-// per namespace, plus one list of its Pending pods when a Job has active pods that are not
-// ready. Complete -> success; Failed -> failure with the reason (BackoffLimitExceeded,
-// DeadlineExceeded, ...); suspended -> kSubmitted; a Job missing from the list -> failure
+// status_many(): from the namespace's cache (kube_cache.h) while its two watches are live: a
+// list of the namespace's celos Jobs (label selector) and of their Pending pods, then a watch
+// of each from the list's resourceVersion on a thread of its own, shared by the services of the
+// same API server and credentials; no request at all in a step where the cache answers, but
+// a GET for a Job the cache does not have (404: deleted) or that celos created or resumed and
+// the watch has not shown yet (at most 16 a namespace). Otherwise, as without the watch: one
+// list of the namespace's celos Jobs (following `continue`) per namespace, plus one list of
+// its Pending pods when a Job has active pods that are not ready. Complete -> success; Failed ->
+// failure with the reason (BackoffLimitExceeded, DeadlineExceeded, ...); suspended -> kSubmitted; a
+// Job missing from the list -> failure
 // ("deleted behind celos's back"); a pod Pending as Unschedulable -> running with the reason
 // as the message.
 //
@@ -84,7 +90,10 @@ struct KubernetesServiceOptions {
   bool in_cluster = false;
   std::chrono::milliseconds timeout{30000};         // bound of each API call (`--io-timeout`)
   std::chrono::milliseconds max_retry_after{2000};  // longest 429 Retry-After waited for
-  Clock* clock = &system_clock();                   // waits out a Retry-After; not owned
+  Clock* clock = &system_clock();  // waits out a Retry-After and the watch's back-off; not owned
+  // Keep each namespace's Jobs and Pending pods in memory from a watch (list once, then watch;
+  // status steps answer from it while it is live). Off: every status step lists.
+  bool watch = true;
 };
 
 // The service; `http` null means a libcurl client made from the credentials (TLS verified).

@@ -1,6 +1,7 @@
 // The Kubernetes external service (celos/kubernetes_service.h). The Job body and the reading of
 // Job objects are io/kubernetes/kube_job.cc; the requests, credentials and error messages are
-// io/kubernetes/kube_api.cc; this file decides what to ask and what the answers mean.
+// io/kubernetes/kube_api.cc; the watch-fed cache of each namespace is io/kubernetes/kube_cache.cc;
+// this file decides what to ask and what the answers mean.
 #include <set>
 
 #include <boost/json.hpp>
@@ -10,6 +11,7 @@
 #include "celos/dataset.h"
 #include "celos/utf8.h"
 #include "io/kubernetes/kube_api.h"
+#include "io/kubernetes/kube_cache.h"
 #include "io/kubernetes/kube_job.h"
 
 namespace celos {
@@ -21,6 +23,9 @@ using kube::KubeApi;
 // The most Jobs of one slot that submit() looks past (earlier attempts still in the cluster).
 constexpr int kMaxAttempts = 100;
 constexpr std::size_t kMaxLogBytes = std::size_t{64} << 20;
+// The most Jobs of a namespace a status step asks for one by one when the cache cannot answer
+// for them (just created, or gone); more, and it lists the namespace instead.
+constexpr std::size_t kMaxAsked = 16;
 
 struct JobRef {
   std::string ns, name;
@@ -52,7 +57,11 @@ class KubernetesService : public ExternalService {
  public:
   KubernetesService(KubernetesServiceOptions options, std::optional<KubeCredentials> credentials,
                     std::shared_ptr<HttpClient> http)
-      : options_(options), api_(std::move(options), std::move(credentials), std::move(http)) {}
+      : options_(options),
+        cache_key_(endpoint() + (credentials ? " " + credentials->server : "") +
+                   (http ? fmt::format(" client {}", static_cast<const void*>(http.get())) : "")),
+        api_(std::make_shared<KubeApi>(std::move(options), std::move(credentials),
+                                       std::move(http))) {}
 
   Result<std::string> submit(const SlotId& slot) override { return submit_with(slot, {}); }
   Result<std::string> submit_with(const SlotId& slot, const SubmitContext& context) override;
@@ -90,14 +99,47 @@ class KubernetesService : public ExternalService {
   Result<json::array> list(const std::string& path, const std::string& query);
   void answer_namespace(const std::string& ns, const std::vector<const Job*>& jobs,
                         std::map<std::string, Result<ExternalStatus>>& results);
+  void list_namespace(const std::string& ns, const std::vector<const Job*>& jobs,
+                      std::map<std::string, Result<ExternalStatus>>& results);
+  Result<ExternalStatus> ask(kube::NamespaceCache& cache, const std::string& ns, const Job& job);
+  // The watch-fed cache of `ns` (shared with the services of the same server and
+  // credentials), made if `make` and there is none; null when options_.watch is off. Submit
+  // and start only tell a cache that exists: one made later lists after their changes.
+  std::shared_ptr<kube::NamespaceCache> cache_for(const std::string& ns, bool make = false)
+      EXCLUDES(mutex_);
 
   KubernetesServiceOptions options_;
-  KubeApi api_;
+  const std::string cache_key_;
+  std::shared_ptr<KubeApi> api_;
+  Mutex mutex_;
+  std::map<std::string, std::shared_ptr<kube::NamespaceCache>> caches_ GUARDED_BY(mutex_);
 };
+
+ExternalStatus lost(const std::string& external_id) {
+  return ExternalStatus(
+      JobState::kFailure,
+      fmt::format("Kubernetes Job {} no longer exists: it was deleted behind celos's back "
+                  "(or by its ttlSecondsAfterFinished before celos saw it end)",
+                  external_id));
+}
+
+std::shared_ptr<kube::NamespaceCache> KubernetesService::cache_for(const std::string& ns,
+                                                                   bool make) {
+  if (!options_.watch) return nullptr;
+  MutexLock lock(mutex_);
+  if (auto held = caches_.find(ns); held != caches_.end()) return held->second;
+  auto cache = kube::shared_namespace_cache(
+      cache_key_ + " namespace " + ns,
+      make ? std::function<std::shared_ptr<kube::NamespaceCache>()>(
+                 [&] { return std::make_shared<kube::NamespaceCache>(api_, ns, *options_.clock); })
+           : nullptr);
+  if (cache) caches_[ns] = cache;
+  return cache;
+}
 
 Result<std::string> KubernetesService::submit_with(const SlotId& slot,
                                                    const SubmitContext& context) {
-  auto ns = api_.job_namespace();
+  auto ns = api_->job_namespace();
   if (!ns) return tl::unexpected(ns.error());
   std::map<std::string, std::string> extra = context.env;
   for (const auto& [name, value] : options_.env) extra[name] = value;
@@ -105,11 +147,18 @@ Result<std::string> KubernetesService::submit_with(const SlotId& slot,
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
     const std::string name = kubernetes_job_name(slot, attempt);
     const std::string body = json::serialize(kube::job_body(options_, slot, name, env));
-    auto answer = api_.send("POST", jobs_path(*ns), body, "application/json");
+    auto answer = api_->send("POST", jobs_path(*ns), body, "application/json");
     if (!answer) return tl::unexpected(answer.error());
-    if (answer->status == 201 || answer->status == 200) return *ns + "/" + name;
+    if (answer->status == 201 || answer->status == 200) {
+      if (auto cache = cache_for(*ns)) {
+        boost::system::error_code ec;
+        const json::value created = json::parse(answer->body, ec);
+        cache->note_created(name, ec ? std::string() : kube::uid_of(created));
+      }
+      return *ns + "/" + name;
+    }
     if (answer->status != 409) {
-      return tl::unexpected(api_.error_of(*answer, "creating Kubernetes Job " + *ns + "/" + name));
+      return tl::unexpected(api_->error_of(*answer, "creating Kubernetes Job " + *ns + "/" + name));
     }
     auto adopted = adopt(slot, *ns, name);
     if (!adopted) return tl::unexpected(adopted.error());
@@ -124,11 +173,11 @@ Result<std::string> KubernetesService::submit_with(const SlotId& slot,
 Result<std::optional<std::string>> KubernetesService::adopt(const SlotId& slot,
                                                             const std::string& ns,
                                                             const std::string& name) {
-  auto answer = api_.send("GET", jobs_path(ns) + "/" + name);
+  auto answer = api_->send("GET", jobs_path(ns) + "/" + name);
   if (!answer) return tl::unexpected(answer.error());
   if (answer->status == 404) return std::optional<std::string>{};  // gone meanwhile: next name
   if (answer->status != 200) {
-    return tl::unexpected(api_.error_of(*answer, "reading Kubernetes Job " + ns + "/" + name));
+    return tl::unexpected(api_->error_of(*answer, "reading Kubernetes Job " + ns + "/" + name));
   }
   boost::system::error_code ec;
   const json::value job = json::parse(answer->body, ec);
@@ -140,6 +189,7 @@ Result<std::optional<std::string>> KubernetesService::adopt(const SlotId& slot,
       "slot {}: adopting the suspended Kubernetes Job {}/{} that an earlier submit "
       "created but never recorded",
       to_string(slot), ns, name);
+  if (auto cache = cache_for(ns)) cache->note_created(name, kube::uid_of(job));
   return std::optional<std::string>(ns + "/" + name);
 }
 
@@ -149,23 +199,27 @@ Result<void> KubernetesService::start(const SlotId&, const std::string& external
   // The test makes the resume happen at most once, whoever asks.
   const std::string patch = R"([{"op":"test","path":"/spec/suspend","value":true},)"
                             R"({"op":"replace","path":"/spec/suspend","value":false}])";
-  auto answer = api_.send("PATCH", jobs_path(ref->ns) + "/" + ref->name, patch,
-                          "application/json-patch+json");
+  auto answer = api_->send("PATCH", jobs_path(ref->ns) + "/" + ref->name, patch,
+                           "application/json-patch+json");
   if (!answer) return tl::unexpected(answer.error());
-  if (answer->status == 200 || answer->status == 422) return {};  // 422: no longer suspended
-  return tl::unexpected(api_.error_of(*answer, "resuming Kubernetes Job " + external_id));
+  if (answer->status == 200) {
+    if (auto cache = cache_for(ref->ns)) cache->note_resumed(ref->name);
+    return {};
+  }
+  if (answer->status == 422) return {};  // no longer suspended
+  return tl::unexpected(api_->error_of(*answer, "resuming Kubernetes Job " + external_id));
 }
 
 Result<void> KubernetesService::kill(const SlotId&, const std::string& external_id) {
   auto ref = parse_id(external_id);
   if (!ref) return tl::unexpected(ref.error());
   auto answer =
-      api_.send("DELETE", jobs_path(ref->ns) + "/" + ref->name + "?propagationPolicy=Background",
-                R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})",
-                "application/json");
+      api_->send("DELETE", jobs_path(ref->ns) + "/" + ref->name + "?propagationPolicy=Background",
+                 R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})",
+                 "application/json");
   if (!answer) return tl::unexpected(answer.error());
   if (answer->status == 200 || answer->status == 202 || answer->status == 404) return {};
-  return tl::unexpected(api_.error_of(*answer, "deleting Kubernetes Job " + external_id));
+  return tl::unexpected(api_->error_of(*answer, "deleting Kubernetes Job " + external_id));
 }
 
 // All items of a list, following `continue`; a 410 (the continue token expired) starts over.
@@ -173,7 +227,7 @@ Result<json::array> KubernetesService::list(const std::string& path, const std::
   json::array items;
   std::string token;
   for (int pages = 0; pages < 10000; ++pages) {
-    auto answer = api_.send(
+    auto answer = api_->send(
         "GET", path + "?" + query + (token.empty() ? "" : "&continue=" + url_encode(token)));
     if (!answer) return tl::unexpected(answer.error());
     if (answer->status == 410 && !token.empty()) {
@@ -181,7 +235,7 @@ Result<json::array> KubernetesService::list(const std::string& path, const std::
       token.clear();
       continue;
     }
-    if (answer->status != 200) return tl::unexpected(api_.error_of(*answer, "listing " + path));
+    if (answer->status != 200) return tl::unexpected(api_->error_of(*answer, "listing " + path));
     boost::system::error_code ec;
     json::value page = json::parse(answer->body, ec);
     if (ec || !page.is_object()) return fail("listing " + path + ": the answer is not JSON");
@@ -196,8 +250,45 @@ Result<json::array> KubernetesService::list(const std::string& path, const std::
   return fail("listing " + path + ": too many pages");
 }
 
+// From the namespace's cache when its watches are live (the few Jobs it cannot answer for are
+// asked one by one), else from lists.
 void KubernetesService::answer_namespace(const std::string& ns, const std::vector<const Job*>& jobs,
                                          std::map<std::string, Result<ExternalStatus>>& results) {
+  if (auto cache = cache_for(ns, /*make=*/true)) {
+    std::vector<const Job*> asked;
+    if (cache->answer(jobs, results, asked) && asked.size() <= kMaxAsked) {
+      for (const Job* job : asked) results[job->external_id] = ask(*cache, ns, *job);
+      return;
+    }
+  }
+  list_namespace(ns, jobs, results);
+}
+
+// One Job the cache could not answer for, asked directly.
+Result<ExternalStatus> KubernetesService::ask(kube::NamespaceCache& cache, const std::string& ns,
+                                              const Job& job) {
+  const std::string name = job.external_id.substr(ns.size() + 1);
+  auto answer = api_->send("GET", jobs_path(ns) + "/" + name);
+  if (!answer) return tl::unexpected(answer.error());
+  if (answer->status == 404) {
+    cache.forget(name);
+    return lost(job.external_id);
+  }
+  if (answer->status != 200) {
+    return tl::unexpected(api_->error_of(*answer, "reading Kubernetes Job " + job.external_id));
+  }
+  boost::system::error_code ec;
+  const json::value found = json::parse(answer->body, ec);
+  if (ec) return fail("the API server answered no JSON for Job " + job.external_id);
+  ExternalStatus status = kube::job_status(found, job.external_id);
+  if (status.state == JobState::kRunning && kube::waits_for_pods(found)) {
+    if (auto why = cache.pending_reason(name)) status.message = *why;
+  }
+  return status;
+}
+
+void KubernetesService::list_namespace(const std::string& ns, const std::vector<const Job*>& jobs,
+                                       std::map<std::string, Result<ExternalStatus>>& results) {
   const std::string selector = "labelSelector=" + url_encode(kube::kWorkflowLabel);
   auto listed = list(jobs_path(ns), selector);
   if (!listed) {
@@ -226,11 +317,7 @@ void KubernetesService::answer_namespace(const std::string& ns, const std::vecto
     const std::string name = job->external_id.substr(ns.size() + 1);
     auto found = by_name.find(name);
     if (found == by_name.end()) {
-      results[job->external_id] = ExternalStatus(
-          JobState::kFailure,
-          fmt::format("Kubernetes Job {} no longer exists: it was deleted behind celos's back "
-                      "(or by its ttlSecondsAfterFinished before celos saw it end)",
-                      job->external_id));
+      results[job->external_id] = lost(job->external_id);
       continue;
     }
     ExternalStatus status = kube::job_status(*found->second, job->external_id);
@@ -280,11 +367,11 @@ Result<std::string> KubernetesService::job_log(const SlotId& slot, const std::st
         fmt::format("Kubernetes Job {} has no pod (not started, or collected)", external_id),
         ErrorCode::kNotFound);
   }
-  auto answer = api_.send("GET", fmt::format("/api/v1/namespaces/{}/pods/{}/log?limitBytes={}",
-                                             ref->ns, newest, kMaxLogBytes));
+  auto answer = api_->send("GET", fmt::format("/api/v1/namespaces/{}/pods/{}/log?limitBytes={}",
+                                              ref->ns, newest, kMaxLogBytes));
   if (!answer) return tl::unexpected(answer.error());
   if (answer->status != 200) {
-    Error e = api_.error_of(*answer, "log of pod " + ref->ns + "/" + newest);
+    Error e = api_->error_of(*answer, "log of pod " + ref->ns + "/" + newest);
     if (answer->status == 400 || answer->status == 404) e.code = ErrorCode::kNotFound;
     return tl::unexpected(e);
   }

@@ -86,6 +86,7 @@ struct MiniKube {
     o.image = "debian:12";
     o.command = {"true"};
     o.max_retry_after = std::chrono::milliseconds(1000);
+    o.watch = false;  // a scripted server without watches: every status lists
     KubeCredentials c;
     c.server = "http://kube";
     c.token = "t0k";
