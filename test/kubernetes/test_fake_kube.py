@@ -390,6 +390,9 @@ class WatchTest(FakeTest):
         self.assertEqual(json.loads(stream.readline())["type"], "ADDED")
         self.create(job_body("new", ["true"]))
         new = json.loads(stream.readline())
+        while new["object"]["metadata"]["name"] == "old":  # the cluster marks it suspended
+            self.assertEqual(new["type"], "MODIFIED")
+            new = json.loads(stream.readline())
         self.assertEqual((new["type"], new["object"]["metadata"]["name"]), ("ADDED", "new"))
 
 
