@@ -1,6 +1,7 @@
 // The watch-fed cache of a namespace's celos Jobs and Pending pods (kube_cache.h).
 #include "io/kubernetes/kube_cache.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -138,6 +139,19 @@ NamespaceCache::~NamespaceCache() {
 }
 
 bool NamespaceCache::live() const { return jobs_watch_->live() && pods_watch_->live(); }
+
+bool NamespaceCache::wait_live(Clock& clock, std::chrono::milliseconds bound) {
+  const auto deadline = clock.monotonic() + bound;
+  MutexLock lock(wait_mutex_);
+  while (!live()) {
+    if (jobs_watch_->failing() || pods_watch_->failing() || clock.monotonic() >= deadline) {
+      return false;
+    }
+    clock.wait_until(wait_, wait_mutex_,
+                     std::min(deadline, clock.monotonic() + std::chrono::milliseconds(10)));
+  }
+  return true;
+}
 
 bool NamespaceCache::answer(const std::vector<const ExternalService::Job*>& jobs,
                             std::map<std::string, Result<ExternalStatus>>& results,

@@ -104,10 +104,16 @@ class NamespaceCache {
   void note_resumed(const std::string& name) EXCLUDES(mutex_);
   void forget(const std::string& name) EXCLUDES(mutex_);
   bool live() const;
+  // Waits (on `clock`, at most `bound`) until both watches are live: a status step waits for a
+  // cache it has just made rather than listing what the watches are listing. False when the
+  // bound passed or a watch failed first.
+  bool wait_live(Clock& clock, std::chrono::milliseconds bound) EXCLUDES(wait_mutex_);
 
  private:
   Mutex mutex_;
   JobCache state_ GUARDED_BY(mutex_);
+  Mutex wait_mutex_;  // only for wait_live's timed waits (nobody notifies: it polls)
+  CondVar wait_;
   // Last: destroyed (stopped) first, before the state their threads write.
   std::unique_ptr<KubeWatch> jobs_watch_, pods_watch_;
 };

@@ -53,6 +53,7 @@ class ScriptedKube : public HttpClient {
   Result<HttpResponse> send(const HttpRequest& request) override {
     MutexLock lock(mutex_);
     urls_.push_back(request.url);
+    if (list_status_ != 200) return HttpResponse{list_status_, {}, R"({"message":"forbidden"})"};
     json::array list;
     for (const auto& item : items_) list.push_back(item);
     return HttpResponse{
@@ -121,6 +122,10 @@ class ScriptedKube : public HttpClient {
     items_ = std::move(items);
     rv_ = std::move(rv);
   }
+  void set_list_status(int status) {
+    MutexLock lock(mutex_);
+    list_status_ = status;
+  }
   int open() {
     MutexLock lock(mutex_);
     return open_;
@@ -140,6 +145,7 @@ class ScriptedKube : public HttpClient {
   std::vector<json::value> items_ GUARDED_BY(mutex_);
   std::string rv_ GUARDED_BY(mutex_) = "10";
   int open_ GUARDED_BY(mutex_) = 0;
+  int list_status_ GUARDED_BY(mutex_) = 200;
   std::vector<std::string> urls_ GUARDED_BY(mutex_);
 };
 
@@ -271,7 +277,7 @@ TEST_CASE("the namespace cache answers only while both watches are live") {
   NamespaceCache cache(api_for(kube, clock), "etl", clock);
   const ExternalService::Job a{SlotId{"wc", Time{}}, "etl/a"};
   const ExternalService::Job gone{SlotId{"wc", Time{}}, "etl/gone"};
-  REQUIRE(eventually([&] { return cache.live(); }));
+  REQUIRE(cache.wait_live(clock, std::chrono::hours(1)));  // the first step's wait
   std::map<std::string, Result<ExternalStatus>> results;
   std::vector<const ExternalService::Job*> ask;
   REQUIRE(cache.answer({&a, &gone}, results, ask));
@@ -282,4 +288,13 @@ TEST_CASE("the namespace cache answers only while both watches are live") {
   results.clear();
   CHECK_FALSE(cache.answer({&a}, results, ask));
   CHECK(results.empty());
+}
+
+TEST_CASE("waiting for a new cache ends early when its list fails") {
+  ManualClock clock;  // never advanced: only the failure can end the wait
+  auto kube = std::make_shared<ScriptedKube>();
+  kube->set_list_status(403);
+  NamespaceCache cache(api_for(kube, clock), "etl", clock);
+  CHECK_FALSE(cache.wait_live(clock, std::chrono::hours(1)));
+  CHECK_FALSE(cache.live());
 }

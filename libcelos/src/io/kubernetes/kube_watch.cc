@@ -16,6 +16,8 @@ namespace json = boost::json;
 constexpr auto kFirstBackOff = std::chrono::milliseconds(500);
 constexpr auto kLastBackOff = std::chrono::milliseconds(30000);
 constexpr int kMaxPages = 10000;
+// Bound of one page of a list (a watch's bound is its timeoutSeconds and 30 s more).
+constexpr auto kListTimeout = std::chrono::minutes(2);
 
 std::string string_at(const json::value& value, std::initializer_list<const char*> path) {
   const json::value* at = &value;
@@ -53,6 +55,11 @@ void KubeWatch::start() {
 bool KubeWatch::live() const {
   MutexLock lock(mutex_);
   return synced_ && connected_;
+}
+
+bool KubeWatch::failing() const {
+  MutexLock lock(mutex_);
+  return failing_;
 }
 
 int KubeWatch::lists() const {
@@ -138,6 +145,7 @@ Result<std::string> KubeWatch::list() {
     std::string body;
     HttpStreamOptions options;
     options.cancel = cancel_;
+    options.timeout = kListTimeout;
     options.on_data = [&body](std::string_view data) {
       body.append(data);
       return true;

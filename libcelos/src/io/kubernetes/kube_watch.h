@@ -49,6 +49,8 @@ class KubeWatch {
   // Listed, and the watch's stream is open: the handlers have seen every change the server
   // has sent.
   bool live() const EXCLUDES(mutex_);
+  // Its last list or watch failed, and no watch has been open since.
+  bool failing() const EXCLUDES(mutex_);
   // Lists and watch requests made so far (tests).
   int lists() const EXCLUDES(mutex_);
   int watches() const EXCLUDES(mutex_);

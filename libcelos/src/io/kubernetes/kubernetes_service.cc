@@ -105,8 +105,9 @@ class KubernetesService : public ExternalService {
   // The watch-fed cache of `ns` (shared with the services of the same server and
   // credentials), made if `make` and there is none; null when options_.watch is off. Submit
   // and start only tell a cache that exists: one made later lists after their changes.
-  std::shared_ptr<kube::NamespaceCache> cache_for(const std::string& ns, bool make = false)
-      EXCLUDES(mutex_);
+  // `made` (if given) says whether this call made it.
+  std::shared_ptr<kube::NamespaceCache> cache_for(const std::string& ns, bool make = false,
+                                                  bool* made = nullptr) EXCLUDES(mutex_);
 
   KubernetesServiceOptions options_;
   const std::string cache_key_;
@@ -123,15 +124,17 @@ ExternalStatus lost(const std::string& external_id) {
                   external_id));
 }
 
-std::shared_ptr<kube::NamespaceCache> KubernetesService::cache_for(const std::string& ns,
-                                                                   bool make) {
+std::shared_ptr<kube::NamespaceCache> KubernetesService::cache_for(const std::string& ns, bool make,
+                                                                   bool* made) {
   if (!options_.watch) return nullptr;
   MutexLock lock(mutex_);
   if (auto held = caches_.find(ns); held != caches_.end()) return held->second;
   auto cache = kube::shared_namespace_cache(
       cache_key_ + " namespace " + ns,
-      make ? std::function<std::shared_ptr<kube::NamespaceCache>()>(
-                 [&] { return std::make_shared<kube::NamespaceCache>(api_, ns, *options_.clock); })
+      make ? std::function<std::shared_ptr<kube::NamespaceCache>()>([&] {
+        if (made != nullptr) *made = true;
+        return std::make_shared<kube::NamespaceCache>(api_, ns, *options_.clock);
+      })
            : nullptr);
   if (cache) caches_[ns] = cache;
   return cache;
@@ -251,10 +254,13 @@ Result<json::array> KubernetesService::list(const std::string& path, const std::
 }
 
 // From the namespace's cache when its watches are live (the few Jobs it cannot answer for are
-// asked one by one), else from lists.
+// asked one by one), else from lists. The step that makes the cache waits for its first lists
+// (at most the API timeout) instead of listing the same Jobs itself.
 void KubernetesService::answer_namespace(const std::string& ns, const std::vector<const Job*>& jobs,
                                          std::map<std::string, Result<ExternalStatus>>& results) {
-  if (auto cache = cache_for(ns, /*make=*/true)) {
+  bool made = false;
+  if (auto cache = cache_for(ns, /*make=*/true, &made)) {
+    if (made) cache->wait_live(*options_.clock, options_.timeout);
     std::vector<const Job*> asked;
     if (cache->answer(jobs, results, asked) && asked.size() <= kMaxAsked) {
       for (const Job* job : asked) results[job->external_id] = ask(*cache, ns, *job);
