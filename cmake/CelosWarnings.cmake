@@ -2,6 +2,13 @@
 # sanitizers of CELOS_SANITIZE.
 # Only our own targets call this; third-party code keeps its own warnings.
 function(celos_target_defaults target)
+  celos_target_warnings(${target})
+  celos_target_sanitize(${target})
+endfunction()
+
+# celos_target_warnings(target): the warnings alone (fuzz/'s lock check compiles without the
+# sanitizers).
+function(celos_target_warnings target)
   target_compile_options(${target} PRIVATE
     -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast -Wcast-align
     -Woverloaded-virtual -Wimplicit-fallthrough)
@@ -19,7 +26,6 @@ function(celos_target_defaults target)
   if(CELOS_THREAD_SAFETY AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
     target_compile_options(${target} PRIVATE -Wthread-safety)
   endif()
-  celos_target_sanitize(${target})
 endfunction()
 
 function(celos_target_sanitize target)
