@@ -91,7 +91,7 @@ class WatchStream:
             self.connection.write_chunk(b"".join(lines))
         if error is not None:
             self.connection.write_chunk(error)
-            self.finish()
+            self.finish(bookmark=False)  # nothing follows an ERROR event
 
     def bookmark(self, last=False):
         self.flush()
@@ -104,12 +104,14 @@ class WatchStream:
         if not last:
             self.timers.append(self.loop.call_later(self.store.bookmark_seconds, self.bookmark))
 
-    def finish(self):
+    def finish(self, bookmark=True):
         """The stream ends (timeoutSeconds, or after an ERROR event)."""
         if self.connection is None:
             return
-        if self.bookmarks:
-            self.bookmark(last=True)
+        if bookmark and self.bookmarks:
+            self.bookmark(last=True)  # its flush may end the stream itself (a 410)
+            if self.connection is None:
+                return
         connection = self.connection
         self.stop()
         connection.end_stream()

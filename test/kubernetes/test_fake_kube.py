@@ -384,6 +384,17 @@ class WatchTest(FakeTest):
         while stream.readline():  # timeoutSeconds ends the answer
             pass
 
+    def test_too_old_a_version_is_one_error_event_then_the_end(self):
+        self.create(job_body("a", ["true"]))
+        jobs = "/apis/batch/v1/namespaces/default/jobs"
+        old = int(self.fake.request("GET", jobs)[2]["metadata"]["resourceVersion"])
+        self.create(job_body("b", ["true"]))
+        self.fake.control("compact")
+        stream = self.watch("resourceVersion=%d&allowWatchBookmarks=true" % old)
+        error = json.loads(stream.readline())
+        self.assertEqual((error["type"], error["object"]["code"]), ("ERROR", 410))
+        self.assertEqual(stream.read(), b"")  # no bookmark after an ERROR: the end
+
     def test_current_objects_first_then_changes(self):
         self.create(job_body("old", ["true"]))
         stream = self.watch("")
