@@ -229,6 +229,32 @@ class HttpsStories(KubeStories):
                  r["path"].endswith(("/jobs", "/pods"))]
         self.assertEqual(lists, [])  # the watch told; a GET of the Job confirmed it
 
+    def test_a_broken_watch_makes_the_steps_list_until_it_is_back(self):
+        """The API server restarts (its --state keeps the Jobs): the watches' streams drop, and
+        until they are open again a status step lists as it did without them."""
+        self.fake.stop()
+        self.fake.args += ["--state", os.path.join(self.dir, "fake-state.json")]
+        self.fake.start()
+        self.fake.control("unschedulable?on=1")
+        self.start({"w.js": workflow("w", self.config, ["true"])})
+        self.step_until("w", ["RUNNING"])
+
+        def lists():
+            return [r for r in self.fake.request("GET", "/_control/requests", token=False)[2]
+                    if r["method"] == "GET" and r["path"].endswith(("/jobs", "/pods"))
+                    and not r["query"].get("watch")]
+
+        def step_lists():
+            self.fake.control("reset")
+            self.step()
+            return lists()
+        poll(lambda: not step_lists(), "a status step without lists", timeout=30, interval=0.3)
+        self.fake.restart()
+        self.fake.control("unschedulable?on=1")
+        self.assertTrue(step_lists())  # the streams are gone: the step lists
+        poll(lambda: not step_lists(), "the watches to be back", timeout=30, interval=0.3)
+        self.assertEqual(self.slot("w")["status"], "RUNNING")
+
     def test_a_pod_no_node_takes_keeps_the_slot_running_with_the_reason(self):
         self.fake.control("unschedulable?on=1")
         self.start({"wait.js": workflow("wait", self.config, ["true"])})
