@@ -11,7 +11,7 @@ packages=(
   python3-kubernetes
   postgresql libpq-dev
   slurm-wlm munge
-  clang libclang-rt-14-dev clang-format clang-tidy
+  clang libclang-rt-14-dev clang-format clang-tidy lld
 )
 
 # The Kubernetes tests run the real kubectl: keep one already on the machine, else Debian's.
