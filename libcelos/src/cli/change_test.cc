@@ -81,7 +81,7 @@ TEST_CASE("A range of more than 100 slots is a dry run unless --yes, and says ho
   CHECK(cli.urls()[0].find("dryRun") == std::string::npos);
 }
 
-TEST_CASE("--dry-run changes nothing, whatever the size") {
+TEST_CASE("A dry run changes nothing, whatever the size") {
   Cli cli;
   serve_range(cli, 2);
   auto args = kRange;

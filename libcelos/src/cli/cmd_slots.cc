@@ -85,9 +85,10 @@ bool keep(const Args& args, const json::value& wf, const std::set<std::string>* 
   return true;
 }
 
-void print_status(const Context& ctx, const json::array& workflows) {
+void print_status(const Context& ctx, const std::vector<const json::value*>& workflows) {
   Table table({"WORKFLOW", "LAST SLOT", "STATUS", "FAILED", "RUNNING", "WAITING", "RECENT"});
-  for (const auto& wf : workflows) {
+  for (const json::value* entry : workflows) {
+    const json::value& wf = *entry;
     const json::array& slots = array_of(wf, "slots");
     const std::string last = slots.empty() ? "" : text_of(slots.front(), "status");
     Cell status{last, status_color(last)};
@@ -123,14 +124,16 @@ Outcome run_status(Context& ctx, const Args& args) {
   }
   auto answer = get(ctx, "/api/v1/multi-workflow-slots", params);
   if (!answer) return tl::unexpected(answer.error());
-  json::array kept;
+  std::vector<const json::value*> kept;
   for (const auto& wf : array_of(answer->value, "workflows")) {
-    if (keep(args, wf, members ? &*members : nullptr)) kept.push_back(wf);
+    if (keep(args, wf, members ? &*members : nullptr)) kept.push_back(&wf);
   }
   const bool filtered =
       members || args.has("--failed") || args.has("--running") || args.has("--waiting");
   if (ctx.globals.json && filtered) {
-    ctx.out << json::serialize(json::object{{"workflows", kept}}) << '\n';
+    json::array selected;
+    for (const json::value* wf : kept) selected.push_back(*wf);
+    ctx.out << json::serialize(json::object{{"workflows", std::move(selected)}}) << '\n';
   } else if (!print_raw(ctx, *answer)) {
     print_status(ctx, kept);
   }

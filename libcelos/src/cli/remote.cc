@@ -40,8 +40,11 @@ Result<Answer> call_any(const Context& ctx, std::string_view method, std::string
                 ErrorCode::kUnavailable);
   }
   Answer answer{response->status, std::move(response->body), nullptr};
+  // One arena for the whole tree: `celos status` parses megabytes of small objects, and
+  // malloc per node was most of its time.
   boost::system::error_code ec;
-  json::value value = json::parse(answer.body, ec);
+  json::value value =
+      json::parse(answer.body, ec, json::make_shared_resource<json::monotonic_resource>());
   if (!ec) answer.value = std::move(value);
   return answer;
 }
