@@ -51,12 +51,13 @@ is_number "$auto_schedule" && [ "$auto_schedule" -ge 1 ] || die "auto-schedule m
 # ---- build ----------------------------------------------------------------------------------
 server=${CELOS_SERVER:-$source_dir/build/dev/celos-server/celos-server}
 ui=${CELOS_UI:-$source_dir/build/dev/celos-ui/celos-ui}
+cli=${CELOS_CLI:-$source_dir/build/dev/celos-cli/celos}
 if [ "$skip_build" != 1 ]; then
   scripts/setup.sh
   export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
   echo "quickstart: building (build/dev; a second run reuses it)" >&2
   cmake --preset dev >/dev/null
-  cmake --build --preset dev --target celos-server celos-ui
+  cmake --build --preset dev --target celos-server celos-ui celos-cli
 fi
 [ -x "$server" ] || die "no celos-server at $server (build it, or set CELOS_SERVER)"
 [ -x "$ui" ] || die "no celos-ui at $ui (build it, or set CELOS_UI)"
@@ -152,6 +153,8 @@ cat <<EOF
   UI          http://127.0.0.1:$ui_port/ui
   API         http://127.0.0.1:$port/workflow-list
               curl -s 'http://127.0.0.1:$port/workflow-slots?id=wordcount-nyc'
+  CLI         $cli --server http://127.0.0.1:$port status
+              $cli --server http://127.0.0.1:$port slots wordcount-nyc
   celos home  $home
     workflows $home/workflows      (edit a .js file: the next step reloads it)
     input     $home/data/input/<dc>/<yyyy-mm-dd>/<HH>00/

@@ -41,7 +41,7 @@ class InstallTest(unittest.TestCase):
         return os.path.join(self.prefix, *parts)
 
     def test_the_install_puts_programs_library_headers_units_and_docs_in_the_usual_places(self):
-        for program in ("celos-server", "celos-ui", "celos-ci"):
+        for program in ("celos-server", "celos-ui", "celos-ci", "celos"):
             self.assertTrue(os.access(self.installed("bin", program), os.X_OK), program)
         libdir = next(d for d in ("lib", "lib64", "lib/x86_64-linux-gnu")
                       if os.path.exists(self.installed(d, "libcelos.a")))
@@ -51,6 +51,7 @@ class InstallTest(unittest.TestCase):
                      os.path.join(libdir, "pkgconfig/celos.pc"),
                      "include/celos/cron.h", "include/celos/scheduler.h",
                      "lib/systemd/system/celos-server.service",
+                     "share/bash-completion/completions/celos",
                      "share/doc/celos/user-guide.md", "share/doc/celos/operations.md",
                      "share/doc/celos/third_party/swagger-ui/LICENSE",
                      "share/doc/celos/samples/quickstart/local/workflows/wordcount.js"):
