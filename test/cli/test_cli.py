@@ -4,12 +4,14 @@ human output, its -o json output (the route's answer, unchanged) and its exit co
 the server answers an error; 2 on bad usage; 3 on a closed port); colours on a terminal (tmux)
 and not in a pipe; log --follow; the bash completion."""
 
+import hashlib
 import json
 import os
 import queue
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -442,6 +444,39 @@ class JobTest(CliCase):
             wait.wait()
             wait.stdout.close()
             wait.stderr.close()
+
+
+class TokenTest(CliCase):
+    """--token-file and CELOS_TOKEN against a server with --auth-tokens."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="celos-cli-tokens-")
+        tokens = os.path.join(self.root, "tokens.json")
+        with open(tokens, "w") as f:
+            json.dump({"tokens": [{"name": "ops", "role": "operator",
+                                   "sha256": hashlib.sha256(b"op-secret").hexdigest()}]}, f)
+        os.chmod(tokens, 0o600)
+        self.token_file = os.path.join(self.root, "token")
+        with open(self.token_file, "w") as f:
+            f.write("op-secret\n")
+        self.server = CelosServer(workflows={"pp.js": workflow("pp", "true")},
+                                  args=["--auth-tokens", tokens])
+
+    def tearDown(self):
+        self.server.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def test_a_refused_token_exits_1_and_a_given_one_is_sent(self):
+        refused = self.celos("pause", "pp")
+        self.assertEqual(refused.code, 1, refused)
+        self.assertRegex(refused.err, r"^celos pause: celos-server answered 401: \{\"error\":.*\}\n$")
+        wrong = self.celos("pause", "pp", env=clean_env(CELOS_TOKEN="not-it"))
+        self.assertEqual(wrong.code, 1, wrong)
+        self.assertEqual(self.ok("pause", "pp", "--token-file", self.token_file).out,
+                         "pp is paused\n")
+        self.assertEqual(self.ok("unpause", "pp", env=clean_env(CELOS_TOKEN="op-secret")).out,
+                         "pp is not paused\n")
+        self.assertEqual(self.celos("pause", "pp", "--token-file", self.token_file + ".nope").code, 2)
 
 
 class CompletionTest(unittest.TestCase):
