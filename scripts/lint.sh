@@ -2,7 +2,7 @@
 # The style checks scripts/test.sh runs after the dev build, on the C++ files a change touches
 # (the commits since CELOS_LINT_BASE, default HEAD~1, i.e. the last commit, and whatever is not
 # committed yet):
-#   1. layout: each such file is as clang-format (.clang-format) writes it;
+#   1. layout: each such file is as clang-format (.clang-format) writes it, in 500 lines or fewer;
 #   2. bugs: clang-tidy (.clang-tidy, a short list of bug-finding checks) on each such .cc that
 #      the dev build compiles (it reads build/dev/compile_commands.json).
 # A whole-tree tidy costs about an hour of CPU on this project, hence changed files only.
@@ -51,6 +51,15 @@ unformatted=$(echo "$changed" | xargs -r clang-format --dry-run 2>&1 |
 if [ -n "$unformatted" ]; then
   echo "lint: not laid out as .clang-format says (scripts/lint.sh --fix rewrites them):" >&2
   printf '  %s\n' $unformatted >&2
+  status=1
+fi
+
+# Files stay under 500 lines (issue 24; docs/architecture.md): split along a seam a reader would
+# name.
+long=$(echo "$changed" | xargs -r wc -l | awk '$2 != "total" && $1 > 500 {print "  " $2 " (" $1 " lines)"}')
+if [ -n "$long" ]; then
+  echo "lint: over 500 lines (split along a seam a reader would name):" >&2
+  echo "$long" >&2
   status=1
 fi
 
