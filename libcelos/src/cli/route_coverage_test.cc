@@ -8,9 +8,7 @@
 #include "celos/api.h"
 #include "celos/cli.h"
 #include "celos/cluster_api.h"
-#include "celos/state_db_open.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/api_world.h"
 
 namespace {
 
@@ -18,23 +16,17 @@ namespace json = boost::json;
 using namespace celos;
 
 // The routes as celos-server serves them: the Api's own and the cluster's.
-struct Served {
-  celos::testing::TempDir dir;
-  std::unique_ptr<WorkflowSource> source =
-      make_static_workflow_source(std::make_shared<WorkflowConfig>());
-  std::unique_ptr<StateDatabase> db =
-      make_file_state_database(make_local_file_system(), dir / "db");
-  celos::testing::FakeFileSystemResolver file_systems{
-      std::make_shared<celos::testing::MemFileSystem>()};
-  Scheduler scheduler{*source, *db, file_systems};
-  Api api{scheduler, ApiOptions{}};
+struct Served : celos::testing::ApiWorld {
   std::unique_ptr<Cluster> cluster = make_single_node_cluster({.node_id = "n", .url = "http://n"});
 
-  Served() { register_cluster_routes(api.routes(), *cluster); }
+  Served() {
+    serve();
+    register_cluster_routes(api->routes(), *cluster);
+  }
 
   // "METHOD /path" of every operation in the OpenAPI document.
   std::set<std::string> documented() const {
-    const json::value doc = json::parse(openapi_json(api.routes(), "test"));
+    const json::value doc = json::parse(openapi_json(api->routes(), "test"));
     std::set<std::string> out;
     for (const auto& [path, item] : doc.at("paths").as_object()) {
       for (const auto& [method, op] : item.as_object()) {
@@ -87,7 +79,7 @@ TEST_CASE("Every /api/v1 route of the served OpenAPI document is behind a comman
 
 TEST_CASE("A new /api/v1 route without a command is found") {
   Served served;
-  served.api.routes().add(
+  served.api->routes().add(
       {.method = "POST",
        .path = "/backfills/{id}/cancel",
        .params = {{.name = "id", .in = ParamIn::kPath}},

@@ -5,25 +5,16 @@
 #include <catch2/catch.hpp>
 
 #include "celos/api.h"
-#include "celos/state_db_open.h"
-#include "testing/fakes.h"
-#include "testing/temp_dir.h"
+#include "testing/api_world.h"
 
 namespace {
 
 namespace json = boost::json;
 using namespace celos;
 
-struct Served {
-  celos::testing::TempDir dir;
-  std::unique_ptr<WorkflowSource> source =
-      make_static_workflow_source(std::make_shared<WorkflowConfig>());
-  std::unique_ptr<StateDatabase> db =
-      make_file_state_database(make_local_file_system(), dir / "db");
-  celos::testing::FakeFileSystemResolver file_systems{
-      std::make_shared<celos::testing::MemFileSystem>()};
-  Scheduler scheduler{*source, *db, file_systems};
-  Api api{scheduler, ApiOptions{}};
+// The Api of an empty world, as celos-server serves it.
+struct Served : celos::testing::ApiWorld {
+  Served() { serve(); }
 };
 
 void collect_refs(const json::value& v, std::set<std::string>& refs) {
@@ -40,14 +31,14 @@ void collect_refs(const json::value& v, std::set<std::string>& refs) {
 TEST_CASE("The OpenAPI document names exactly the routes of the table, under every served path") {
   Served s;
   // A route registered by another file appears too, path parameter included.
-  s.api.routes().add({.method = "GET",
-                      .path = "/test-only/{id}/things",
-                      .params = {{.name = "id", .in = ParamIn::kPath}},
-                      .handler = [](const HttpServerRequest&) { return HttpServerResponse{}; }});
-  const json::value doc = json::parse(openapi_json(s.api.routes(), "1.2.3"));
+  s.api->routes().add({.method = "GET",
+                       .path = "/test-only/{id}/things",
+                       .params = {{.name = "id", .in = ParamIn::kPath}},
+                       .handler = [](const HttpServerRequest&) { return HttpServerResponse{}; }});
+  const json::value doc = json::parse(openapi_json(s.api->routes(), "1.2.3"));
   CHECK(doc.at("openapi").as_string().starts_with("3."));
   std::set<std::string> served, documented;
-  for (const Route& route : s.api.routes().routes()) {
+  for (const Route& route : s.api->routes().routes()) {
     for (const auto& path : served_paths(route)) served.insert(route.method + " " + path);
   }
   std::set<std::string> operation_ids;
@@ -72,7 +63,7 @@ TEST_CASE("The OpenAPI document names exactly the routes of the table, under eve
 
 TEST_CASE("Every $ref of the document resolves and every parameter has a schema") {
   Served s;
-  const json::value doc = json::parse(openapi_json(s.api.routes(), "1.2.3"));
+  const json::value doc = json::parse(openapi_json(s.api->routes(), "1.2.3"));
   std::set<std::string> refs;
   collect_refs(doc, refs);
   CHECK(refs.count("#/components/schemas/Error"));
