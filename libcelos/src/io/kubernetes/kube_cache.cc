@@ -103,32 +103,30 @@ std::optional<std::string> JobCache::pending_reason(const std::string& name) {
   return found->second;
 }
 
+std::unique_ptr<KubeWatch> NamespaceCache::feed(std::shared_ptr<KubeApi> api, std::string path,
+                                                std::string query, Replace replace, Apply apply,
+                                                Clock& clock) {
+  return std::make_unique<KubeWatch>(
+      std::move(api), std::move(path), std::move(query),
+      WatchHandlers{[this, replace](std::vector<json::value> items) {
+                      MutexLock lock(mutex_);
+                      (state_.*replace)(items);
+                    },
+                    [this, apply](std::string_view type, const json::value& object) {
+                      MutexLock lock(mutex_);
+                      (state_.*apply)(type, object);
+                    }},
+      clock);
+}
+
 NamespaceCache::NamespaceCache(std::shared_ptr<KubeApi> api, const std::string& ns, Clock& clock)
     : state_(ns) {
   const std::string selector = "labelSelector=" + url_encode(kWorkflowLabel);
-  jobs_watch_ = std::make_unique<KubeWatch>(
-      api, fmt::format("/apis/batch/v1/namespaces/{}/jobs", ns), selector,
-      WatchHandlers{[this](std::vector<json::value> items) {
-                      MutexLock lock(mutex_);
-                      state_.replace_jobs(items);
-                    },
-                    [this](std::string_view type, const json::value& job) {
-                      MutexLock lock(mutex_);
-                      state_.apply_job(type, job);
-                    }},
-      clock);
-  pods_watch_ = std::make_unique<KubeWatch>(
-      api, fmt::format("/api/v1/namespaces/{}/pods", ns),
-      selector + "&fieldSelector=" + url_encode("status.phase=Pending"),
-      WatchHandlers{[this](std::vector<json::value> items) {
-                      MutexLock lock(mutex_);
-                      state_.replace_pods(items);
-                    },
-                    [this](std::string_view type, const json::value& pod) {
-                      MutexLock lock(mutex_);
-                      state_.apply_pod(type, pod);
-                    }},
-      clock);
+  jobs_watch_ = feed(api, fmt::format("/apis/batch/v1/namespaces/{}/jobs", ns), selector,
+                     &JobCache::replace_jobs, &JobCache::apply_job, clock);
+  pods_watch_ = feed(api, fmt::format("/api/v1/namespaces/{}/pods", ns),
+                     selector + "&fieldSelector=" + url_encode("status.phase=Pending"),
+                     &JobCache::replace_pods, &JobCache::apply_pod, clock);
   jobs_watch_->start();
   pods_watch_->start();
 }

@@ -110,6 +110,12 @@ class NamespaceCache {
   bool wait_live(Clock& clock, std::chrono::milliseconds bound) EXCLUDES(wait_mutex_);
 
  private:
+  using Replace = void (JobCache::*)(const std::vector<boost::json::value>&);
+  using Apply = void (JobCache::*)(std::string_view, const boost::json::value&);
+  // A watch of `path` whose lists go to state_ through `replace` and its events through `apply`.
+  std::unique_ptr<KubeWatch> feed(std::shared_ptr<KubeApi> api, std::string path, std::string query,
+                                  Replace replace, Apply apply, Clock& clock);
+
   Mutex mutex_;
   JobCache state_ GUARDED_BY(mutex_);
   Mutex wait_mutex_;  // only for wait_live's timed waits (nobody notifies: it polls)
