@@ -10,6 +10,7 @@ packages=(
   catch2 openssh-server openssh-client chromium wrk python3-websocket python3-yaml tmux
   python3-kubernetes
   postgresql libpq-dev
+  libabsl-dev tzdata
   slurm-wlm munge
   clang libclang-rt-14-dev clang-format clang-tidy lld
 )
@@ -27,12 +28,22 @@ ensure_test_user() {
     useradd --system --no-create-home --shell /usr/sbin/nologin celos-test
   fi
 }
-if [ ${#missing[@]} -eq 0 ]; then ensure_test_user; exit 0; fi
-
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+# Zone rules change several times a year and schedules in local time follow them (issue 26):
+# `scripts/setup.sh --tzdata` (cron it, or run it with the host's updates) brings tzdata to the
+# newest Debian ships; a running celos-server picks it up at its next reload and logs it.
+if [ "${1:-}" = "--tzdata" ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq -o DPkg::Lock::Timeout=600 >/dev/null
+  $sudo apt-get install -y -qq --only-upgrade -o DPkg::Lock::Timeout=600 tzdata >/dev/null
+  dpkg-query -W -f='setup: tzdata ${Version}\n' tzdata >&2
+fi
+if [ ${#missing[@]} -eq 0 ]; then ensure_test_user; exit 0; fi
+
 echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq -o DPkg::Lock::Timeout=600 >/dev/null
 $sudo apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+$sudo apt-get install -y -qq --only-upgrade -o DPkg::Lock::Timeout=600 tzdata >/dev/null
 ensure_test_user
