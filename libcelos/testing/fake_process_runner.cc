@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "testing/source_dir.h"
+
 namespace celos::testing {
 
 std::string program_name(const ProcessRequest& request) {

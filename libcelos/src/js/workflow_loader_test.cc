@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "testing/fakes.h"
+#include "testing/source_dir.h"
 #include "testing/temp_dir.h"
 
 namespace celos {

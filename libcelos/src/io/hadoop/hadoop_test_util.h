@@ -6,6 +6,7 @@
 
 #include "celos/http_client.h"
 #include "testing/fakes.h"
+#include "testing/source_dir.h"
 #include "testing/temp_dir.h"
 
 namespace celos::hadoop_test {

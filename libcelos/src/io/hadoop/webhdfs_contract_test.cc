@@ -11,6 +11,7 @@
 
 #include "celos/hadoop.h"
 #include "testing/file_system_contract.h"
+#include "testing/source_dir.h"
 #include "testing/temp_dir.h"
 
 namespace celos {
