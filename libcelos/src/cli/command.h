@@ -72,6 +72,9 @@ struct CommandSpec {
   std::vector<std::string> routes = {};  // "GET /api/v1/workflow-slots"
   std::string details = {};              // more help text, printed after the options
   std::function<Outcome(Context&, const Args&)> run = {};
+  // Runs here without a server (simulate, plan): no server or token is needed, and an error
+  // of its run (a bad scenario file) is not followed by the usage.
+  bool local = false;
 };
 
 // Usage errors (exit 2).
@@ -85,6 +88,7 @@ std::vector<CommandSpec> slot_commands();    // cmd_slots.cc
 std::vector<CommandSpec> change_commands();  // cmd_change.cc
 std::vector<CommandSpec> server_commands();  // cmd_server.cc
 std::vector<CommandSpec> data_commands();    // cmd_data.cc
+std::vector<CommandSpec> local_commands();   // cmd_sim.cc
 CommandSpec log_command();                   // cmd_log.cc
 // The length of the longest end of `before` that starts `now` (log --follow: what is new).
 std::size_t log_overlap(std::string_view before, std::string_view now);

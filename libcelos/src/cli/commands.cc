@@ -14,7 +14,8 @@ namespace {
 
 std::vector<CommandSpec> make_table() {
   std::vector<CommandSpec> table;
-  for (auto part : {slot_commands, change_commands, data_commands, server_commands}) {
+  for (auto part :
+       {slot_commands, change_commands, data_commands, server_commands, local_commands}) {
     for (CommandSpec& spec : part()) table.push_back(std::move(spec));
   }
   return table;
@@ -56,9 +57,10 @@ int run_command(const CommandSpec& spec, CommandLine& line, const CliEnvironment
     return kExitOk;
   }
   auto args = parse_args(spec, line.rest);
-  Outcome outcome = check_server(line.globals);
+  Outcome outcome = spec.local ? Outcome{} : check_server(line.globals);
   if (outcome && !args) outcome = tl::unexpected(args.error());
-  if (outcome) outcome = read_token(line.globals);
+  if (outcome && !spec.local) outcome = read_token(line.globals);
+  const bool usage_failed = !outcome;
   if (outcome) {
     Context ctx{http, clock, out, err, env, line.globals, env.terminal && !line.globals.json};
     outcome = spec.run(ctx, *args);
@@ -67,7 +69,7 @@ int run_command(const CommandSpec& spec, CommandLine& line, const CliEnvironment
   out.flush();
   err << fmt::format("celos {}: {}\n", spec.name, outcome.error().message);
   const int code = exit_code(outcome.error());
-  if (code == kExitUsage) err << '\n' << usage_text(spec);
+  if (code == kExitUsage && (usage_failed || !spec.local)) err << '\n' << usage_text(spec);
   return code;
 }
 

@@ -1,0 +1,225 @@
+// The simulation's state database: everything in maps, slots kept compact (a final slot of a
+// simulated month is a status, a retry count and a short external id), so that 720,000 slots
+// fit in well under 100 MB and a step's window is one walk of an ordered map.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "celos/mutex.h"
+#include "sim/services.h"
+
+namespace celos::sim {
+namespace {
+
+// What a slot keeps besides the four keys of SPEC §5; absent for almost every slot.
+struct Extra {
+  std::optional<std::string> message;
+  std::optional<Time> retry_at;
+  std::map<std::string, std::vector<Time>> consumed;
+};
+
+struct Stored {
+  SlotStatus status = SlotStatus::kWaiting;
+  bool has_external_id = false;
+  int retry_count = 0;
+  std::string external_id;
+  std::unique_ptr<Extra> extra;
+};
+
+struct WorkflowData {
+  std::map<Time, Stored> slots;
+  std::map<Time, Time> reruns;  // slot time -> when the rerun was asked
+  bool paused = false;
+};
+
+Stored compact(const SlotState& s) {
+  Stored out;
+  out.status = s.status;
+  out.retry_count = s.retry_count;
+  out.has_external_id = s.external_id.has_value();
+  if (s.external_id) out.external_id = *s.external_id;
+  if (s.message || s.retry_at || !s.consumed.empty()) {
+    out.extra = std::make_unique<Extra>(Extra{s.message, s.retry_at, s.consumed});
+  }
+  return out;
+}
+
+SlotState expand(std::string_view workflow, Time t, const Stored& s) {
+  SlotState out;
+  out.id = SlotId{std::string(workflow), t};
+  out.status = s.status;
+  out.retry_count = s.retry_count;
+  if (s.has_external_id) out.external_id = s.external_id;
+  if (s.extra) {
+    out.message = s.extra->message;
+    out.retry_at = s.extra->retry_at;
+    out.consumed = s.extra->consumed;
+  }
+  return out;
+}
+
+class MemoryStateDatabase final : public StateDatabase {
+ public:
+  Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
+    MutexLock lock(mutex_);
+    const Stored* s = find(id);
+    if (s == nullptr) return std::optional<SlotState>{};
+    return std::optional<SlotState>(expand(id.workflow, id.time, *s));
+  }
+
+  Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
+                                           Time end) override {
+    MutexLock lock(mutex_);
+    std::vector<SlotState> out;
+    if (WorkflowData* w = data(workflow)) {
+      for (auto it = w->slots.lower_bound(start); it != w->slots.end() && it->first < end; ++it) {
+        out.push_back(expand(workflow, it->first, it->second));
+      }
+    }
+    return out;
+  }
+
+  Result<Window> get_window(std::string_view workflow, Time start, Time end) override {
+    MutexLock lock(mutex_);
+    Window window;
+    if (WorkflowData* w = data(workflow)) {
+      for (auto it = w->slots.lower_bound(start); it != w->slots.end() && it->first < end; ++it) {
+        if (is_final(it->second.status)) {
+          window.closed.emplace_back(it->first, it->second.status);
+        } else {
+          window.open.push_back(expand(workflow, it->first, it->second));
+        }
+      }
+    }
+    return window;
+  }
+
+  Result<void> put_slots(const std::vector<SlotState>& states) override {
+    MutexLock lock(mutex_);
+    for (const SlotState& s : states) workflows_[s.id.workflow].slots[s.id.time] = compact(s);
+    return {};
+  }
+
+  Result<void> mark_rerun(const SlotId& id, Time now) override {
+    MutexLock lock(mutex_);
+    workflows_[id.workflow].reruns[id.time] = now;
+    return {};
+  }
+
+  Result<std::vector<Time>> rerun_times(std::string_view workflow, Time now) override {
+    MutexLock lock(mutex_);
+    std::vector<Time> out;
+    WorkflowData* w = data(workflow);
+    if (w == nullptr) return out;
+    for (auto it = w->reruns.begin(); it != w->reruns.end();) {
+      // As the file database: an old marker expires once its slot is final (SPEC §16).
+      const Stored* s = find_in(*w, it->first);
+      if (now - it->second > kRerunMarkerLifetime && s != nullptr && is_final(s->status)) {
+        it = w->reruns.erase(it);
+        continue;
+      }
+      out.push_back(it->first);
+      ++it;
+    }
+    return out;
+  }
+
+  Result<bool> is_paused(std::string_view workflow) override {
+    MutexLock lock(mutex_);
+    WorkflowData* w = data(workflow);
+    return w != nullptr && w->paused;
+  }
+
+  Result<void> set_paused(std::string_view workflow, bool paused) override {
+    MutexLock lock(mutex_);
+    workflows_[std::string(workflow)].paused = paused;
+    return {};
+  }
+
+  Result<Maintenance> maintenance() override {
+    MutexLock lock(mutex_);
+    return maintenance_;
+  }
+
+  Result<void> set_maintenance(const Maintenance& maintenance) override {
+    MutexLock lock(mutex_);
+    maintenance_ = maintenance;
+    return {};
+  }
+
+  Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
+    MutexLock lock(mutex_);
+    for (const SlotHistoryEntry& e : entries) history_[e.to.id].push_back(e);
+    return {};
+  }
+
+  Result<std::vector<SlotHistoryEntry>> slot_history(const SlotId& id) override {
+    MutexLock lock(mutex_);
+    auto it = history_.find(id);
+    if (it == history_.end()) return std::vector<SlotHistoryEntry>{};
+    return it->second;
+  }
+
+  Result<std::size_t> prune_history(Time before) override {
+    MutexLock lock(mutex_);
+    std::size_t pruned = 0;
+    for (auto it = history_.begin(); it != history_.end();) {
+      const bool old = it->first.time < before &&
+                       std::all_of(it->second.begin(), it->second.end(),
+                                   [&](const SlotHistoryEntry& e) { return e.at < before; });
+      if (!old) {
+        ++it;
+        continue;
+      }
+      pruned += it->second.size();
+      it = history_.erase(it);
+    }
+    return pruned;
+  }
+
+  Result<void> announce_instance(std::string_view dataset, Time time, Time) override {
+    MutexLock lock(mutex_);
+    announced_[std::string(dataset)].insert(time);
+    return {};
+  }
+
+  Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
+                                                Time end) override {
+    MutexLock lock(mutex_);
+    std::vector<Time> out;
+    auto it = announced_.find(dataset);
+    if (it == announced_.end()) return out;
+    for (auto t = it->second.lower_bound(start); t != it->second.end() && *t < end; ++t) {
+      out.push_back(*t);
+    }
+    return out;
+  }
+
+ private:
+  WorkflowData* data(std::string_view workflow) REQUIRES(mutex_) {
+    auto it = workflows_.find(workflow);
+    return it == workflows_.end() ? nullptr : &it->second;
+  }
+  static const Stored* find_in(const WorkflowData& w, Time t) {
+    auto it = w.slots.find(t);
+    return it == w.slots.end() ? nullptr : &it->second;
+  }
+  const Stored* find(const SlotId& id) REQUIRES(mutex_) {
+    WorkflowData* w = data(id.workflow);
+    return w == nullptr ? nullptr : find_in(*w, id.time);
+  }
+
+  Mutex mutex_;
+  std::map<std::string, WorkflowData, std::less<>> workflows_ GUARDED_BY(mutex_);
+  Maintenance maintenance_ GUARDED_BY(mutex_);
+  std::map<SlotId, std::vector<SlotHistoryEntry>> history_ GUARDED_BY(mutex_);
+  std::map<std::string, std::set<Time>, std::less<>> announced_ GUARDED_BY(mutex_);
+};
+
+}  // namespace
+
+std::unique_ptr<StateDatabase> make_memory_state_database() {
+  return std::make_unique<MemoryStateDatabase>();
+}
+
+}  // namespace celos::sim
