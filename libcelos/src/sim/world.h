@@ -34,9 +34,10 @@ class ScratchDir {
                                      const std::map<std::string, std::string>& substitute);
 
 // A WorkflowSource that hands out the workflows of the JavaScript files with each workflow's
-// service replaced by its simulated one (kept across loads, so that its jobs live on).
+// service replaced by its simulated one (kept across loads, so that its jobs live on) and its
+// schedule's times over the scenario's range computed once. `scenario` must outlive it.
 std::unique_ptr<WorkflowSource> make_sim_workflow_source(std::unique_ptr<WorkflowSource> js,
-                                                         const std::vector<JobSpec>& jobs,
+                                                         const Scenario& scenario,
                                                          const Clock& clock,
                                                          const Outages& outages);
 
@@ -51,6 +52,9 @@ struct World {
   SimFileSystems file_systems;
   std::unique_ptr<StateDatabase> db;
   std::unique_ptr<WorkflowSource> source;
+  // The step's workflows run on the machine's cores, as celos-server's --io-concurrency runs
+  // their calls: the outcome is the same as one at a time (SPEC §10), the timeline is sorted.
+  std::unique_ptr<Executor> executor;
   Scheduler scheduler;
   Timeline timeline;
 };
