@@ -28,6 +28,7 @@
 
 #include "celos/error.h"
 #include "celos/file_system.h"
+#include "celos/time.h"
 
 namespace celos {
 
@@ -42,6 +43,7 @@ struct CiOptions {
   std::string deploy_dir = ".";
   std::string hdfs_root = "/user/celos/app";
   bool accept_new_host_key = false;
+  bool plan = false;  // --plan: report what a deploy would change, deploy nothing
 };
 
 // What the command line asked for: options to run, or the help text to print (exit 0).
@@ -174,6 +176,13 @@ std::string random_suffix();
 
 // Removes NAME.js from both directories and `<hdfsRoot>/NAME`. Missing pieces are fine.
 [[nodiscard]] Result<void> undeploy(const DeployPlan& plan, DeployReporter& reporter);
+
+// celos-ci --plan: instead of deploying, reports (one step a line) what the deployment would
+// change in the target's next 7 days from `now` (celos plan, celos/simulate.h): slots added,
+// removed and moved, and changed triggers, services, schedules and datasets. Reads the deployed
+// NAME.js and the target's defaults; writes nothing. Returns whether anything changes.
+[[nodiscard]] Result<bool> plan_deploy(const DeployPlan& plan, const Deployment& deployment,
+                                       Time now, DeployReporter& reporter);
 
 // The whole of celos-ci after argument parsing: reads the target and its Hadoop configuration
 // through `opener`, reads the deployment directory from `local`, plans and runs. `hdfs_user`

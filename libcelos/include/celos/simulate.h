@@ -17,6 +17,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -47,6 +48,15 @@ struct PlanOptions {
   int days = 7;
   bool json = false;
 };
+
+// The files of one version, by name: workflows/NAME.js and defaults/NAME.js (celos-ci --plan
+// reads them from the target and from the deployment directory).
+struct WorkflowFiles {
+  std::map<std::string, std::string> workflows, defaults;
+};
+[[nodiscard]] Result<bool> plan_files(const WorkflowFiles& from, const WorkflowFiles& to,
+                                      const PlanOptions& options, std::ostream& out,
+                                      std::ostream& err);
 
 // Compares two versions; the plan goes to `out` (text, or JSON with keys "added", "removed",
 // "moved", "changed"), load errors to `err`. Returns whether anything differs. A directory

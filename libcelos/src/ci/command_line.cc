@@ -14,7 +14,7 @@ namespace {
 
 constexpr const char* kUsage =
     "Usage: celos-ci --mode deploy|undeploy --workflowName NAME --target URL\n"
-    "                [--deployDir DIR] [--hdfsRoot PATH] [--accept-new-host-key]\n"
+    "                [--deployDir DIR] [--hdfsRoot PATH] [--accept-new-host-key] [--plan]\n"
     "\n"
     "Deploys a workflow project (workflow.js, defaults.js, hdfs/) to the Celos installation\n"
     "described by a target file, or removes it again.\n";
@@ -29,7 +29,9 @@ po::options_description describe_options() {
       "deployment directory with workflow.js, defaults.js and hdfs/")(
       "hdfsRoot", po::value<std::string>()->default_value("/user/celos/app"),
       "HDFS directory under which hdfs/ is placed as NAME")(
-      "accept-new-host-key", "add unknown SSH host keys to ~/.ssh/known_hosts");
+      "accept-new-host-key", "add unknown SSH host keys to ~/.ssh/known_hosts")(
+      "plan", "with --mode deploy: show which slots of the next 7 days the deploy adds, removes "
+              "or moves, and what else changes; deploy nothing");
   return options;
 }
 
@@ -85,6 +87,10 @@ Result<CiOptions> options_from(const po::variables_map& vm) {
   options.hdfs_root = vm["hdfsRoot"].as<std::string>();
   if (auto ok = check_hdfs_root(options.hdfs_root); !ok) return tl::unexpected(ok.error());
   options.accept_new_host_key = vm.count("accept-new-host-key") > 0;
+  options.plan = vm.count("plan") > 0;
+  if (options.plan && options.mode != DeployMode::kDeploy) {
+    return fail("--plan goes with --mode deploy", ErrorCode::kInvalid);
+  }
   return options;
 }
 

@@ -98,3 +98,22 @@ TEST_CASE("an unknown option is rejected") {
 
 }  // namespace
 }  // namespace celos
+
+namespace celos {
+namespace {
+
+TEST_CASE("--plan is read with --mode deploy and refused with undeploy") {
+  const char* deploy_args[] = {"celos-ci", "--mode", "deploy", "--workflowName", "wc",
+                               "--target", "file:///t.json", "--plan"};
+  auto line = parse_ci_command_line(8, deploy_args);
+  REQUIRE(line);
+  CHECK(line->options->plan);
+  const char* undeploy_args[] = {"celos-ci", "--mode", "undeploy", "--workflowName", "wc",
+                                 "--target", "file:///t.json", "--plan"};
+  auto refused = parse_ci_command_line(8, undeploy_args);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message == "--plan goes with --mode deploy");
+}
+
+}  // namespace
+}  // namespace celos

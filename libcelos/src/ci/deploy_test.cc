@@ -296,5 +296,39 @@ TEST_CASE("fetching a URL reads the path through the opener and names the URL on
   CHECK(missing.error().message.find("sftp://celos/nope.json") != std::string::npos);
 }
 
+Deployment hourly_at(const std::string& minute) {
+  Deployment d;
+  d.workflow_js = "importDefaults('wc'); celos.defineWorkflow({id: 'wc', schedule: "
+                  "celos.cronSchedule('0 " + minute +
+                  " * * * ?'), schedulingStrategy: celos.serialSchedulingStrategy(), "
+                  "trigger: celos.alwaysTrigger(), startTime: WC_START, "
+                  "externalService: celos.commandExternalService('true')});\n";
+  d.defaults_js = "var WC_START = '2015-09-01T00:00Z';\n";
+  return d;
+}
+
+TEST_CASE("a deploy plan reports the slots the new version moves, and deploys nothing") {
+  auto mem = std::make_shared<MemFileSystem>();
+  RecordingReporter reporter;
+  REQUIRE(deploy(plan_on(mem), hourly_at("0"), reporter, counter()));
+  const auto before = mem->files();
+  RecordingReporter planned;
+  auto changed = plan_deploy(plan_on(mem), hourly_at("30"), make_time(2015, 9, 13), planned);
+  REQUIRE(changed);
+  CHECK(*changed);
+  CHECK(mem->files() == before);
+  REQUIRE(planned.steps.size() > 2);
+  CHECK(planned.steps[0] == "plan: what deploying wc changes (nothing deployed)");
+  CHECK(planned.steps[1] ==
+        "plan for 2015-09-13T00:00:00.000Z .. 2015-09-20T00:00:00.000Z: 0 slots added, 0 removed, "
+        "168 moved; 0 workflows added, 0 removed, 1 changed");
+  RecordingReporter first;  // nothing deployed yet: every slot is added
+  auto fresh = plan_deploy(plan_on(std::make_shared<MemFileSystem>()), hourly_at("0"),
+                           make_time(2015, 9, 13), first);
+  REQUIRE(fresh);
+  CHECK(first.steps.at(1).find("168 slots added, 0 removed, 0 moved; 1 workflows added") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace celos

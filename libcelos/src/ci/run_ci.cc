@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "celos/clock.h"
 #include "celos/deploy.h"
 #include "celos/hadoop.h"
 #include "celos/http_client.h"
@@ -141,6 +142,11 @@ Result<void> run_ci(const CiOptions& options, LocationOpener& opener, FileSystem
   auto plan = make_deploy_plan(options, *target, opener, std::move(*hdfs));
   if (!plan) return tl::unexpected(plan.error());
   if (options.mode == DeployMode::kUndeploy) return undeploy(*plan, reporter);
+  if (options.plan) {
+    auto changed = plan_deploy(*plan, deployment, system_clock().now(), reporter);
+    if (!changed) return tl::unexpected(changed.error());
+    return {};
+  }
   return deploy(*plan, deployment, reporter);
 }
 

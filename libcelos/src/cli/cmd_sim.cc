@@ -10,21 +10,53 @@
 namespace celos::cli {
 namespace {
 
+// The time given with option `name`, if any.
+Result<std::optional<Time>> time_option(const Context& ctx, const Args& args,
+                                        std::string_view name) {
+  const std::string* text = args.value(name);
+  if (text == nullptr) return std::nullopt;
+  auto t = parse_input_time(*text, ctx.globals, name);
+  if (!t) return tl::unexpected(t.error());
+  return *t;
+}
+
 // Exit 1 when an expectation failed (as a server error does), 2 for a bad scenario.
 Outcome run_simulate(Context& ctx, const Args& args) {
   SimulateOptions options;
   options.scenario = args.positional[0];
   options.json = ctx.globals.json;
-  if (const std::string* until = args.value("--until")) {
-    auto t = parse_input_time(*until, ctx.globals, "--until");
-    if (!t) return tl::unexpected(t.error());
-    options.until = *t;
-  }
+  auto until = time_option(ctx, args, "--until");
+  if (!until) return tl::unexpected(until.error());
+  options.until = *until;
   if (const std::string* only = args.value("--only")) options.only = *only;
   if (const std::string* timeline = args.value("--timeline")) options.timeline = *timeline;
   auto passed = simulate(options, ctx.out, ctx.err);
   if (!passed) return tl::unexpected(passed.error());
   if (!*passed) return fail("expectations failed (above)");
+  return {};
+}
+
+Outcome run_plan(Context& ctx, const Args& args) {
+  PlanOptions options;
+  const std::string* from = args.value("--from");
+  const std::string* to = args.value("--to");
+  if (from == nullptr || to == nullptr) return usage_error("--from and --to are required");
+  options.from_dir = *from;
+  options.to_dir = *to;
+  options.json = ctx.globals.json;
+  auto at = time_option(ctx, args, "--at");
+  if (!at) return tl::unexpected(at.error());
+  options.now = at->value_or(ctx.clock.now());
+  if (const std::string* days = args.value("--days")) {
+    char* end = nullptr;
+    const long n = std::strtol(days->c_str(), &end, 10);
+    if (end == days->c_str() || *end != '\0' || n < 1 || n > 366) {
+      return usage_error(fmt::format("--days: a whole number from 1 to 366, not \"{}\"", *days));
+    }
+    options.days = int(n);
+  }
+  auto changed = plan(options, ctx.out, ctx.err);
+  if (!changed) return tl::unexpected(changed.error());
   return {};
 }
 
@@ -45,6 +77,18 @@ std::vector<CommandSpec> local_commands() {
                      "process, touching nothing real (docs/simulate.md). Exit 1 when an "
                      "expectation of the scenario fails, 2 when the scenario is wrong.",
           .run = run_simulate,
+          .local = true},
+      CommandSpec{
+          .name = "plan",
+          .synopsis = "--from DIR --to DIR [--days N] [--at T]",
+          .summary = "show which slots a new version of a workflow set adds, removes or moves",
+          .options = {{"--from", "DIR", "the deployed version (holds workflows/ and defaults/)"},
+                      {"--to", "DIR", "the version about to be deployed"},
+                      {"--days", "N", "how many days ahead to compare (default 7)"},
+                      {"--at", "T", "compare from T instead of now"}},
+          .details = "Also lists the workflows whose trigger, external service, schedule or "
+                     "datasets changed. -o json: {\"added\", \"removed\", \"moved\", \"changed\"}.",
+          .run = run_plan,
           .local = true},
   };
 }

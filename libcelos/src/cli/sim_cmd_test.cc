@@ -49,4 +49,23 @@ TEST_CASE("celos simulate: a malformed scenario exits 2 naming the file and line
   CHECK(cli.run({"simulate", dir / "broken.json", "--until", "someday"}) == kExitUsage);
 }
 
+TEST_CASE("celos plan compares two directories; --from and --to are required") {
+  TempDir dir;
+  write_text_file(dir / "old/workflows/hourly.js", kWorkflow);
+  std::string moved = kWorkflow;
+  moved.replace(moved.find("celos.hourlySchedule()"), 22, "celos.cronSchedule('0 15 * * * ?')");
+  write_text_file(dir / "new/workflows/hourly.js", moved);
+  Cli cli;
+  CHECK(cli.run({"plan", "--from", dir / "old", "--to", dir / "new", "--at", "2015-09-13",
+                 "--days", "1", "-o", "json"}) == kExitOk);
+  CHECK(cli.out.str().find(R"("moved":[{"workflow":"hourly","from":"2015-09-13T00:00:00.000Z",)"
+                           R"("to":"2015-09-13T00:15:00.000Z"})") != std::string::npos);
+  CHECK(cli.run({"plan", "--from", dir / "old"}) == kExitUsage);
+  CHECK(cli.err.str().find("--from and --to are required") != std::string::npos);
+  CHECK(cli.run({"plan", "--from", dir / "old", "--to", dir / "new", "--days", "0"}) == kExitUsage);
+  CHECK(cli.run({"plan", "--from", dir / "old", "--to", dir / "none"}) == kExitUsage);
+  CHECK(cli.err.str().find("none: no workflows/ directory") != std::string::npos);
+  CHECK(cli.http.requests.empty());
+}
+
 }  // namespace
