@@ -102,7 +102,7 @@ TEST_CASE("an unknown option is rejected") {
 namespace celos {
 namespace {
 
-TEST_CASE("--plan is read with --mode deploy and refused with undeploy") {
+TEST_CASE("The plan flag is read with deploy and refused with undeploy") {
   const char* deploy_args[] = {"celos-ci", "--mode", "deploy", "--workflowName", "wc",
                                "--target", "file:///t.json", "--plan"};
   auto line = parse_ci_command_line(8, deploy_args);
