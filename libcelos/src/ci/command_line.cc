@@ -30,8 +30,9 @@ po::options_description describe_options() {
       "hdfsRoot", po::value<std::string>()->default_value("/user/celos/app"),
       "HDFS directory under which hdfs/ is placed as NAME")(
       "accept-new-host-key", "add unknown SSH host keys to ~/.ssh/known_hosts")(
-      "plan", "with --mode deploy: show which slots of the next 7 days the deploy adds, removes "
-              "or moves, and what else changes; deploy nothing");
+      "plan",
+      "with --mode deploy: show which slots of the next 7 days the deploy adds, removes "
+      "or moves, and what else changes; deploy nothing");
   return options;
 }
 

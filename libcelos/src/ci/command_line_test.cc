@@ -103,13 +103,13 @@ namespace celos {
 namespace {
 
 TEST_CASE("The plan flag is read with deploy and refused with undeploy") {
-  const char* deploy_args[] = {"celos-ci", "--mode", "deploy", "--workflowName", "wc",
-                               "--target", "file:///t.json", "--plan"};
+  const char* deploy_args[] = {"celos-ci", "--mode",   "deploy",         "--workflowName",
+                               "wc",       "--target", "file:///t.json", "--plan"};
   auto line = parse_ci_command_line(8, deploy_args);
   REQUIRE(line);
   CHECK(line->options->plan);
-  const char* undeploy_args[] = {"celos-ci", "--mode", "undeploy", "--workflowName", "wc",
-                                 "--target", "file:///t.json", "--plan"};
+  const char* undeploy_args[] = {"celos-ci", "--mode",   "undeploy",       "--workflowName",
+                                 "wc",       "--target", "file:///t.json", "--plan"};
   auto refused = parse_ci_command_line(8, undeploy_args);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message == "--plan goes with --mode deploy");

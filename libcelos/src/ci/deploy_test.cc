@@ -298,11 +298,13 @@ TEST_CASE("fetching a URL reads the path through the opener and names the URL on
 
 Deployment hourly_at(const std::string& minute) {
   Deployment d;
-  d.workflow_js = "importDefaults('wc'); celos.defineWorkflow({id: 'wc', schedule: "
-                  "celos.cronSchedule('0 " + minute +
-                  " * * * ?'), schedulingStrategy: celos.serialSchedulingStrategy(), "
-                  "trigger: celos.alwaysTrigger(), startTime: WC_START, "
-                  "externalService: celos.commandExternalService('true')});\n";
+  d.workflow_js =
+      "importDefaults('wc'); celos.defineWorkflow({id: 'wc', schedule: "
+      "celos.cronSchedule('0 " +
+      minute +
+      " * * * ?'), schedulingStrategy: celos.serialSchedulingStrategy(), "
+      "trigger: celos.alwaysTrigger(), startTime: WC_START, "
+      "externalService: celos.commandExternalService('true')});\n";
   d.defaults_js = "var WC_START = '2015-09-01T00:00Z';\n";
   return d;
 }

@@ -56,8 +56,8 @@ TEST_CASE("celos plan compares two directories; --from and --to are required") {
   moved.replace(moved.find("celos.hourlySchedule()"), 22, "celos.cronSchedule('0 15 * * * ?')");
   write_text_file(dir / "new/workflows/hourly.js", moved);
   Cli cli;
-  CHECK(cli.run({"plan", "--from", dir / "old", "--to", dir / "new", "--at", "2015-09-13",
-                 "--days", "1", "-o", "json"}) == kExitOk);
+  CHECK(cli.run({"plan", "--from", dir / "old", "--to", dir / "new", "--at", "2015-09-13", "--days",
+                 "1", "-o", "json"}) == kExitOk);
   CHECK(cli.out.str().find(R"("moved":[{"workflow":"hourly","from":"2015-09-13T00:00:00.000Z",)"
                            R"("to":"2015-09-13T00:15:00.000Z"})") != std::string::npos);
   CHECK(cli.run({"plan", "--from", dir / "old"}) == kExitUsage);

@@ -60,8 +60,8 @@ std::string uses_text(const std::vector<DatasetUse>& uses) {
 }
 
 std::vector<Time> slot_times(const WorkflowConfig& config, const Workflow& wf, const Plan& plan) {
-  auto times = wf.schedule->times(std::max(plan.start, wf.start_time), plan.end,
-                                  config.schedule_context());
+  auto times =
+      wf.schedule->times(std::max(plan.start, wf.start_time), plan.end, config.schedule_context());
   return times ? *times : std::vector<Time>{};
 }
 
@@ -138,10 +138,11 @@ void write_json(const Plan& p, std::ostream& out) {
                      }));
   out << fmt::format(R"("addedWorkflows":{},"removedWorkflows":{},"changed":{}}})",
                      list(p.added_workflows, quoted), list(p.removed_workflows, quoted),
-                     list(p.changed, [&](const auto& c) {
-                       return fmt::format(R"({{"workflow":{},"changes":{}}})", json_quote(c.first),
-                                          list(c.second, quoted));
-                     }))
+                     list(p.changed,
+                          [&](const auto& c) {
+                            return fmt::format(R"({{"workflow":{},"changes":{}}})",
+                                               json_quote(c.first), list(c.second, quoted));
+                          }))
       << '\n';
 }
 
@@ -163,11 +164,13 @@ void write_text(const Plan& p, std::ostream& out) {
   for (const SlotId& s : p.added) lines[s.workflow].push_back("added " + format_time(s.time));
   for (const SlotId& s : p.removed) lines[s.workflow].push_back("removed " + format_time(s.time));
   for (const Moved& m : p.moved) {
-    lines[m.workflow].push_back(fmt::format("moved {} -> {}", format_time(m.from), format_time(m.to)));
+    lines[m.workflow].push_back(
+        fmt::format("moved {} -> {}", format_time(m.from), format_time(m.to)));
   }
   for (const auto& [id, items] : lines) {
     out << fmt::format("{}: {} slots changed\n", id, items.size());
-    for (std::size_t i = 0; i < std::min(kShown, items.size()); ++i) out << "  " << items[i] << '\n';
+    for (std::size_t i = 0; i < std::min(kShown, items.size()); ++i)
+      out << "  " << items[i] << '\n';
     if (items.size() > kShown) out << fmt::format("  ... and {} more\n", items.size() - kShown);
   }
 }
@@ -197,8 +200,8 @@ Result<WorkflowConfigPtr> load_version(const std::string& dir, const std::string
 
 WorkflowConfigPtr load_files(const WorkflowFiles& files, const std::string& copy,
                              const std::string& name, std::ostream& err) {
-  for (const auto& [part, named] : {std::pair{"workflows", &files.workflows},
-                                    std::pair{"defaults", &files.defaults}}) {
+  for (const auto& [part, named] :
+       {std::pair{"workflows", &files.workflows}, std::pair{"defaults", &files.defaults}}) {
     std::filesystem::create_directories(copy + "/" + part);
     for (const auto& [file, text] : *named) {
       std::ofstream(copy + "/" + part + "/" + file, std::ios::binary) << text;

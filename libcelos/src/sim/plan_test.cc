@@ -35,8 +35,9 @@ struct Planned {
   }
 };
 
-TEST_CASE("A plan of the quickstart with one workflow's schedule changed shows exactly its "
-          "slots moved") {
+TEST_CASE(
+    "A plan of the quickstart with one workflow's schedule changed shows exactly its "
+    "slots moved") {
   TempDir dir;
   copy_quickstart(dir, "old");
   copy_quickstart(dir, "new");
@@ -90,16 +91,18 @@ TEST_CASE("A plan names added and removed workflows, and triggers and services t
   Planned text(dir, false);
   REQUIRE(text.changed);
   const std::string out = text.out.str();
-  CHECK(out.find("168 slots added, 168 removed, 0 moved; 1 workflows added, 1 removed, 2 changed") !=
-        std::string::npos);
+  CHECK(
+      out.find("168 slots added, 168 removed, 0 moved; 1 workflows added, 1 removed, 2 changed") !=
+      std::string::npos);
   CHECK(out.find("added workflow wordcount-sum\nremoved workflow wordcount-total\n") !=
         std::string::npos);
   CHECK(out.find("changed wordcount-nyc\n  trigger: HDFSCheckTrigger") != std::string::npos);
   CHECK(out.find("_DONE is not ready") != std::string::npos);
 }
 
-TEST_CASE("A plan of two equal versions changes nothing; a version without workflows/ is an "
-          "error") {
+TEST_CASE(
+    "A plan of two equal versions changes nothing; a version without workflows/ is an "
+    "error") {
   TempDir dir;
   copy_quickstart(dir, "old");
   copy_quickstart(dir, "new");
