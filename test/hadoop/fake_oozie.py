@@ -23,14 +23,23 @@ Control endpoints (not part of Oozie):
     POST /_control/reset                             forget requests (jobs stay)
     POST /_control/latency?ms=N                      change the latency
     GET  /_control/stats                             {"requests", "maxInFlight", "latencyMs"}
+    GET  /_control/notifications                     the job notifications sent (JSON list)
+
+Job notifications as Oozie sends them: a job whose configuration has
+oozie.wf.workflow.notification.url gets a GET of that URL, with $jobId and $status replaced,
+each time its status changes (start, kill, a scripted status), from a thread of its own; the
+answers are recorded.
 """
 
 import argparse
 import json
 import os
 import sys
+import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 import xml.etree.ElementTree as ET
 from email.utils import formatdate
 
@@ -40,6 +49,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from fake_ledger import Ledger, LedgerRequests  # noqa: E402 (test/fake_ledger.py)
 
 ENDED = {"SUCCEEDED", "KILLED", "FAILED"}
+NOTIFICATION_URL = "oozie.wf.workflow.notification.url"
 KILLABLE = {"PREP", "RUNNING", "SUSPENDED"}
 
 
@@ -49,6 +59,7 @@ class State(Ledger):
         self.jobs = {}
         self.next_id = 1
         self.start_status = "RUNNING"
+        self.notifications = []  # {"url", "status"}: what the notification URLs answered
         self.stamp = time.strftime("%y%m%d%H%M%S", time.gmtime()) + "000"
         self.path = path
         if path and os.path.exists(path):
@@ -67,6 +78,28 @@ class State(Ledger):
 
 def http_date():
     return formatdate(usegmt=True)
+
+
+def notify(state, job):
+    """Oozie's workflow job notification: a GET of the job's notification URL, off the request
+    thread (the job's change is not held up by the receiver)."""
+    template = job["properties"].get(NOTIFICATION_URL)
+    if not template:
+        return
+    url = template.replace("$jobId", urllib.parse.quote(job["id"])).replace(
+        "$status", urllib.parse.quote(job["status"]))
+
+    def send():
+        try:
+            with urllib.request.urlopen(url, timeout=10) as res:
+                status = res.status
+        except urllib.error.HTTPError as e:
+            status = e.code
+        except OSError as e:
+            status = str(e)
+        with state.lock:
+            state.notifications.append({"url": url, "status": status})
+    threading.Thread(target=send, daemon=True).start()
 
 
 class OozieError(Exception):
@@ -188,6 +221,7 @@ class Handler(LedgerRequests, fake_http.Handler):
                              "state %s, not PREP" % (job["id"], job["status"]))
         job["status"] = self.state.start_status
         job["startTime"] = http_date()
+        notify(self.state, job)
 
     def job(self, job_id, query):
         with self.state.lock:
@@ -205,6 +239,7 @@ class Handler(LedgerRequests, fake_http.Handler):
                                          "Error Code: %s" % (job_id, job["status"]))
                     job["status"] = "KILLED"
                     job["endTime"] = http_date()
+                    notify(self.state, job)
                 elif action in ("suspend", "resume"):
                     job["status"] = "SUSPENDED" if action == "suspend" else "RUNNING"
                 else:
@@ -238,6 +273,8 @@ class Handler(LedgerRequests, fake_http.Handler):
         with self.state.lock:
             if path == "/_control/jobs":
                 return self.send(200, self.state.jobs)
+            if path == "/_control/notifications":
+                return self.send(200, self.state.notifications)
             if path == "/_control/start-status" and self.command == "POST":
                 self.state.start_status = query["status"]
                 return self.send(200, {"ok": True})
@@ -250,7 +287,10 @@ class Handler(LedgerRequests, fake_http.Handler):
                 else:
                     targets = [j for j in self.state.jobs.values() if j["status"] not in ENDED]
                 for job in targets:
+                    changed = job["status"] != status
                     job["status"] = status
+                    if changed:
+                        notify(self.state, job)
                 self.state.save()
                 return self.send(200, {"changed": [j["id"] for j in targets]})
         return self.send(404, {"error": "unknown control endpoint"})

@@ -25,6 +25,7 @@
 #include "celos/auth.h"
 #include "celos/clock.h"
 #include "celos/db_watch.h"
+#include "celos/event_source.h"
 #include "celos/host_check.h"
 #include "celos/http_server.h"
 #include "celos/metrics.h"
@@ -38,6 +39,7 @@
 namespace celos {
 
 class StartupGate;
+class RunningJobs;
 
 struct ApiOptions {
   // The current time; empty = time_source's.
@@ -71,6 +73,12 @@ struct ApiOptions {
   // The database's clock minus this node's (Cluster::clock_skew), for /health/ready's "clock"
   // check and celos_clock_skew_seconds; empty or nothing = not measured.
   std::function<std::optional<std::chrono::milliseconds>()> clock_skew = {};
+  // Event-driven steps (issue 28, --autoSchedule only): announcements, reruns, kills and range
+  // operations report the workflows they may have made ready; empty = nobody listens.
+  EventSink on_event = {};
+  // The index GET /api/v1/oozie-notification answers from (celos/running_jobs.h); null = Oozie
+  // notifications are off (the route answers 404). Not owned.
+  const RunningJobs* running_jobs = nullptr;
 };
 
 class Api {
@@ -92,10 +100,15 @@ class Api {
   // server runs these on its SerialWorker so that they never hold a connection thread.
   bool is_mutation(const HttpServerRequest& request) const;
 
-  // One step, serialized with the mutations, logged with its duration.
-  StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt) const;
+  // One step, serialized with the mutations, logged with its duration (and `cause`, a partial
+  // step's reason: Scheduler::step).
+  StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt,
+                  std::string_view cause = {}) const;
   // A step for a handler that already holds the mutation lock (a mutating route's handler).
-  StepReport step_locked(Time now, const std::optional<std::set<std::string>>& ids) const;
+  StepReport step_locked(Time now, const std::optional<std::set<std::string>>& ids,
+                         std::string_view cause = {}) const;
+  // Reports an event to options().on_event, if set (issue 28). Never blocks.
+  void post_event(EventSource source, const std::vector<std::string>& workflows) const;
 
   // The checks of SPEC §16 before a route runs, in their order: Host/Origin (403), route (404),
   // method (405), token (401/403). The refusal (audited when the route mutates), or nothing.

@@ -80,5 +80,9 @@ std::string command_job_dir_in(const std::string& jobs_dir, const SlotId& slot,
                                const std::string& external_id);
 std::string command_job_dir(const std::string& db_dir, const SlotId& slot,
                             const std::string& external_id);
+// Where a job's wrapper reports its end (issue 28), when the directory exists: a file named
+// after the job's external id holding its workflow id, moved in complete. celos-server creates
+// it and watches it with --autoSchedule; nobody else needs it.
+std::string command_job_events_dir(const std::string& jobs_dir);
 
 }  // namespace celos

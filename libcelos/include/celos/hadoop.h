@@ -53,6 +53,10 @@ std::shared_ptr<FileSystem> make_webhdfs_file_system(std::shared_ptr<HttpClient>
 std::unique_ptr<FileSystemResolver> make_hadoop_file_system_resolver(
     HadoopConfig config, std::shared_ptr<HttpClient> http, std::string user);
 
+// The Oozie job property naming the URL Oozie calls (GET, `$jobId` and `$status` substituted)
+// when the workflow job changes state (issue 28).
+inline constexpr std::string_view kOozieNotificationProperty = "oozie.wf.workflow.notification.url";
+
 struct OozieServiceOptions {
   std::string url;                                // e.g. http://oozie:11000/oozie
   std::map<std::string, std::string> properties;  // after defaults and workflow properties merged

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "celos/event_source.h"
 #include "celos/external_call_observer.h"
 #include "celos/mutex.h"
 #include "celos/scheduler.h"
@@ -61,6 +62,9 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   void on_external_call(std::string_view service, std::string_view operation, double seconds,
                         bool ok) override;
   void count_notification_dropped();
+  // celos_event_to_submit_seconds{event}: from an event (issue 28) to the submission of a slot
+  // of a workflow it stepped.
+  void observe_event_to_submit(EventSource source, double seconds);
   // Refusals not written to the audit trail (rate limit; celos_audit_suppressed_total) and
   // webhooks not called because they point at loopback or this server
   // (celos_webhooks_refused_total).
@@ -91,6 +95,7 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   std::vector<std::unique_ptr<Histogram>> call_durations_;  // [service][operation]
   std::array<std::atomic<std::uint64_t>, kHttpCodes> http_{};
   std::atomic<std::uint64_t> notifications_dropped_{0};
+  std::vector<std::unique_ptr<Histogram>> event_to_submit_;  // [EventSource]
   std::atomic<std::uint64_t> audit_suppressed_{0};
   std::atomic<std::uint64_t> webhooks_refused_{0};
   std::atomic<int> maintenance_{0};

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "celos/clock.h"
@@ -82,8 +83,10 @@ class Scheduler {
   // All three must outlive the scheduler.
   Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolver& file_systems);
 
-  // One step at `now` for all workflows, or only those in `ids`.
-  StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt);
+  // One step at `now` for all workflows, or only those in `ids`. `cause`, when not empty, names
+  // a partial step's reason in the step's log lines ("after announcement of clicks", issue 28).
+  StepReport step(Time now, const std::optional<std::set<std::string>>& ids = std::nullopt,
+                  std::string_view cause = {});
 
   // Adds a listener (not owned; must outlive the scheduler). Not thread-safe: call before the
   // first step.

@@ -32,6 +32,9 @@ struct ServerOptions {
   bool hadoop_conf_given = false;  // an explicit --hadoop-conf must exist; the default may not
   bool create_db = false;          // --create-db: create a missing --db (first installs)
   int auto_schedule_seconds = 0;   // 0 = no automatic stepping
+  // --oozie-notifications=false: submitted Oozie jobs get no notification URL (issue 28; for
+  // Oozie servers that cannot reach celos). Only with --autoSchedule.
+  bool oozie_notifications = true;
   // SPEC §10: external calls of a step in flight at once (1..1024; 1 = one at a time), and the
   // bound of each call in seconds (> 0): Oozie, WebHDFS, Slurm commands, kills from the API.
   int io_concurrency = 32;

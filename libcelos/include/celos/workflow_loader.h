@@ -30,6 +30,10 @@ struct WorkflowLoaderOptions {
   std::shared_ptr<HttpClient> http;
   // `user.name` sent to Oozie, if not empty.
   std::string oozie_user;
+  // Issue 28: oozie.wf.workflow.notification.url of every Oozie job (a workflow's properties
+  // may override it), e.g. <advertised URL>/api/v1/oozie-notification?jobId=$jobId&status=$status;
+  // empty = not set.
+  std::string oozie_notification_url{};
   // For slurmExternalService: the jobs directory (empty: <db_dir>/jobs), the directory of the
   // Slurm commands (`--slurm-bin`; empty: PATH), the bound of each Slurm command
   // (`--io-timeout`), and what runs them (null: the real process runner).

@@ -25,6 +25,9 @@ struct EvalSettings {
   std::size_t max_heap_bytes = 64 * 1024 * 1024;
   std::shared_ptr<HttpClient> http;
   std::string oozie_user;
+  // oozie.wf.workflow.notification.url given to every Oozie job unless its properties set it
+  // (issue 28); empty = none.
+  std::string oozie_notification_url;
   // For slurmExternalService (js_slurm.cc): where job directories live (empty: <db>/jobs),
   // where the Slurm commands are (empty: PATH), their time bound, and what runs them (null:
   // the real runner).

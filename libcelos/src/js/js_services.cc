@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "celos/command_service.h"
+#include "celos/hadoop.h"
 #include "celos/mutex.h"
 #include "celos/utf8.h"
 #include "js/js_functions.h"
@@ -116,6 +117,10 @@ duk_ret_t oozie_external_service(duk_context* ctx) {
     defaults = require_properties(ctx, -1, fn, "CELOS_DEFAULT_OOZIE_PROPERTIES");
   }
   duk_pop(ctx);
+  if (!scope.settings.oozie_notification_url.empty()) {  // issue 28: Oozie calls back at its end
+    defaults.emplace(std::string(kOozieNotificationProperty),
+                     scope.settings.oozie_notification_url);
+  }
   push_celos_object(ctx,
                     make_js_oozie_service(scope.settings.http, std::move(url), std::move(defaults),
                                           std::move(properties), scope.settings.oozie_user));

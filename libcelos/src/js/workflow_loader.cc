@@ -77,6 +77,7 @@ class JsWorkflowSource : public WorkflowSource {
     settings_.max_heap_bytes = options.max_heap_bytes;
     settings_.http = std::move(options.http);
     settings_.oozie_user = options.oozie_user;
+    settings_.oozie_notification_url = options.oozie_notification_url;
     settings_.jobs_dir = options.jobs_dir;
     settings_.slurm_bin = options.slurm_bin;
     settings_.io_timeout = options.io_timeout;

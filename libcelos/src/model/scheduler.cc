@@ -96,7 +96,11 @@ WorkflowConfigPtr Scheduler::reload() {
   return config;
 }
 
-StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>& ids) {
+StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>& ids,
+                           std::string_view cause) {
+  // A partial step says so, and why, in both of its lines.
+  const std::string label =
+      cause.empty() ? format_time(now) : fmt::format("{} ({})", format_time(now), cause);
   const auto started = clock_->monotonic();
   auto config = source_.load();
   set_config(config);
@@ -107,8 +111,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     report.now = now;
   } else {
     spdlog::info("step at {} started ({} workflows loaded, {} load errors, {} calls at a time)",
-                 format_time(now), config->workflows.size(), config->errors.size(),
-                 executor_->width());
+                 label, config->workflows.size(), config->errors.size(), executor_->width());
     std::vector<std::string> errors = std::move(report.errors);
     report = detail::run_step(*config, now, ids,
                               {db_, file_systems_, *executor_, *clock_,
@@ -126,7 +129,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   spdlog::info(
       "step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors; {} "
       "external calls ({} failed{}), {} data checks; ms by phase: {}",
-      format_time(now), report.duration.count(), report.workflows, report.changed, report.submitted,
+      label, report.duration.count(), report.workflows, report.changed, report.submitted,
       report.errors.size(), report.external_calls, report.external_call_errors,
       report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks,
       phases.empty() ? "none" : phases);

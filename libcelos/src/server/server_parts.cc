@@ -91,7 +91,20 @@ ApiOptions api_options(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
           .node = cluster.node_id(),
           .jobs_dir = opts.jobs_directory(),  // /api/v1/slot-log
           .may_step = [&cluster] { return cluster.is_leader(); },
-          .clock_skew = [&cluster] { return cluster.clock_skew(); }};
+          .clock_skew = [&cluster] { return cluster.clock_skew(); },
+          // Set before serving when --autoSchedule steps by itself (issue 28).
+          .on_event =
+              [&f](EventSource source, const std::vector<std::string>& workflows) {
+                if (f.events) f.events->post(source, workflows);
+              },
+          .running_jobs = f.running_jobs.get()};
+}
+
+// Issue 28: Oozie calls this when a job changes state (events need --autoSchedule).
+std::string oozie_notification_url(const ServerOptions& opts) {
+  if (opts.auto_schedule_seconds <= 0 || !opts.oozie_notifications) return "";
+  return choose_cluster(opts, machine_name("localhost")).options.url +
+         "/api/v1/oozie-notification?jobId=$jobId&status=$status";
 }
 
 }  // namespace
@@ -119,6 +132,7 @@ Result<Backends> open_backends(const ServerOptions& opts) {
                                       .db_dir = opts.db_dir,
                                       .http = http,
                                       .oozie_user = user,
+                                      .oozie_notification_url = oozie_notification_url(opts),
                                       .jobs_dir = opts.jobs_dir,
                                       .slurm_bin = opts.slurm_bin_dir,
                                       .io_timeout = b.io_timeout});
@@ -129,7 +143,10 @@ Result<Backends> open_backends(const ServerOptions& opts) {
 Scheduling::Scheduling(const ServerOptions& opts, Backends& b)
     : measured_source(instrument_workflow_source(*b.source, metrics)),
       measured_file_systems(instrument_file_systems(*b.file_systems, metrics, b.default_fs)),
-      scheduler(*measured_source, *b.db, *measured_file_systems),
+      file_events(opts.auto_schedule_seconds > 0
+                      ? std::make_unique<LocalPathWatch>(*measured_file_systems, b.default_fs)
+                      : nullptr),
+      scheduler(*measured_source, *b.db, file_events ? *file_events : *measured_file_systems),
       history(make_history_recorder(*b.db)),
       own_port(opts.port),
       webhook_guard{
@@ -196,11 +213,28 @@ Front::Front(const ServerOptions& opts, Backends& b, Scheduling& s, TokenStore* 
     : audit(make_audit(opts, s.metrics)),
       cluster(make_server_cluster(opts, b.fence)),
       db_watch(*b.db, std::chrono::seconds(2)),
+      running_jobs(opts.auto_schedule_seconds > 0 && opts.oozie_notifications
+                       ? std::make_unique<RunningJobs>()
+                       : nullptr),
       api(s.scheduler, api_options(opts, b, s, *this, tokens)),
       serving(opts, b.io_timeout) {
   // Outputs removed, done flags written, jobs submitted and started only while the lease holds.
   s.scheduler.set_lease_guard(*cluster);
   register_cluster_routes(api.routes(), *cluster);
+  if (opts.auto_schedule_seconds > 0) {
+    LocalPathWatch* files = s.file_events.get();
+    events = std::make_unique<EventStepper>(
+        api, worker,
+        EventStepperOptions{.config = [&s] { return s.scheduler.config(); },
+                            .metrics = &s.metrics,
+                            .is_local =
+                                [files](std::string_view uri) {
+                                  return files != nullptr && files->is_local(uri);
+                                }});
+    s.scheduler.add_listener(*events);
+    if (files) files->set_on_event([this] { events->post_file_event(); });
+  }
+  if (running_jobs) s.scheduler.add_listener(*running_jobs);
 }
 
 Background::Background(const ServerOptions& opts, Backends& b, Scheduling& s, Front& f) {
@@ -221,6 +255,17 @@ Background::Background(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
       prune_slot_history(*b.db, system_clock().now(), retention);
     });
   }
+  if (f.running_jobs) {  // the jobs submitted before this start are known again
+    f.worker.post([&s, &f] { f.running_jobs->seed(s.scheduler, system_clock().now()); });
+  }
+  if (f.events) {
+    job_ends_ = std::make_unique<JobEndWatcher>(
+        opts.jobs_directory(),
+        [&f](EventSource source, const std::vector<std::string>& ids) {
+          f.events->post(source, ids);
+        },
+        [&cluster] { return cluster.is_leader(); });
+  }
   if (opts.auto_schedule_seconds > 0) {
     stepper_.emplace(f.api, f.worker, std::chrono::seconds(opts.auto_schedule_seconds));
     spdlog::info("stepping automatically every {} s", opts.auto_schedule_seconds);
@@ -228,6 +273,7 @@ Background::Background(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
 }
 
 void Background::stop() {
+  job_ends_.reset();
   if (stepper_) stepper_->stop();
   refresher_.reset();
   pruner_.reset();

@@ -24,16 +24,20 @@
 #include "celos/cluster.h"
 #include "celos/cluster_api.h"
 #include "celos/db_watch.h"
+#include "celos/event_stepper.h"
 #include "celos/executor.h"
 #include "celos/http_client.h"
 #include "celos/metrics.h"
 #include "celos/notifier.h"
 #include "celos/request_pool.h"
+#include "celos/running_jobs.h"
 #include "celos/scheduler.h"
 #include "celos/server_options.h"
 #include "celos/state_db.h"
 #include "celos/webhook_guard.h"
 #include "celos/write_fence.h"
+#include "server/file_events.h"
+#include "server/job_events.h"
 
 namespace celos {
 
@@ -56,6 +60,8 @@ struct Scheduling {
   Metrics metrics;  // sees external calls through decorators of the source and file systems
   std::unique_ptr<WorkflowSource> measured_source;
   std::unique_ptr<FileSystemResolver> measured_file_systems;
+  // With --autoSchedule: local paths found missing are watched (issue 28); null without.
+  std::unique_ptr<LocalPathWatch> file_events;
   Scheduler scheduler;
   std::unique_ptr<SchedulerListener> history;
   // Webhooks may not call loopback or this server unless --allow-loopback-webhooks (issue 33);
@@ -97,9 +103,13 @@ struct Front {
   std::unique_ptr<Cluster> cluster;
   // /health/ready answers from this background check, never from the database itself.
   DatabaseWatch db_watch;
+  // With --autoSchedule and Oozie notifications: the jobs of RUNNING slots (issue 28).
+  std::unique_ptr<RunningJobs> running_jobs;
   Api api;
   SerialWorker worker;
   Serving serving;
+  // With --autoSchedule: partial steps of the workflows events may have made ready (issue 28).
+  std::unique_ptr<EventStepper> events;
 };
 
 class Background {
@@ -112,6 +122,7 @@ class Background {
   std::optional<PeriodicTask> refresher_;
   std::optional<PeriodicTask> pruner_;
   std::optional<PeriodicStepper> stepper_;
+  std::unique_ptr<JobEndWatcher> job_ends_;  // command jobs' ends (issue 28)
 };
 
 }  // namespace celos

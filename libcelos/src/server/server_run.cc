@@ -43,6 +43,8 @@ void serve(const ServerOptions& opts, const std::string& version, Backends& b, S
   signals.wait();
 
   background.stop();
+  if (s.file_events) s.file_events->set_on_event({});  // the inotify thread outlives `f`
+  if (f.events) f.events->stop();
   f.worker.stop();
   server->stop();
   f.serving.stop();

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/api_serving.h"
+#include "celos/running_jobs.h"
 #include "web/operator_api.h"
 
 namespace celos {
@@ -53,6 +54,7 @@ Api::Api(Scheduler& scheduler, ApiOptions options)
   register_operator_routes(routes_, *this);
   register_dataset_routes(routes_, *this);
   register_ops_routes(routes_, *this);
+  register_oozie_notification_route(routes_, *this, options_.running_jobs);
   register_docs_routes(routes_, *this);
 }
 
@@ -171,12 +173,18 @@ void Api::audit(const HttpServerRequest& request, const std::string& token, int 
   options_.audit->append(record);
 }
 
-StepReport Api::step(Time now, const std::optional<std::set<std::string>>& ids) const {
+StepReport Api::step(Time now, const std::optional<std::set<std::string>>& ids,
+                     std::string_view cause) const {
   MutexLock lock(mutation_mutex_);
-  return step_locked(now, ids);
+  return step_locked(now, ids, cause);
 }
 
-StepReport Api::step_locked(Time now, const std::optional<std::set<std::string>>& ids) const {
+void Api::post_event(EventSource source, const std::vector<std::string>& workflows) const {
+  if (options_.on_event && !workflows.empty()) options_.on_event(source, workflows);
+}
+
+StepReport Api::step_locked(Time now, const std::optional<std::set<std::string>>& ids,
+                            std::string_view cause) const {
   // Cluster (SPEC §11): only the leader steps; a node that is not (any more) skips the step.
   if (options_.may_step && !options_.may_step()) {
     StepReport skipped;
@@ -186,7 +194,7 @@ StepReport Api::step_locked(Time now, const std::optional<std::set<std::string>>
   }
   // The scheduler logs the step's start, end and slot changes itself.
   const auto started = options_.time_source->monotonic();
-  StepReport report = scheduler_.step(now, ids);
+  StepReport report = scheduler_.step(now, ids, cause);
   if (report.duration.count() == 0) {
     report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
         options_.time_source->monotonic() - started);

@@ -185,6 +185,7 @@ HttpServerResponse post_rerun(const Api& api, const HttpServerRequest& request) 
   auto state = api.scheduler().rerun(slot->workflow, slot->time, api.now(),
                                      request_actor(request, request.token_name));
   if (!state) return error_response(state.error());
+  api.post_event(EventSource::kOperator, {slot->workflow});  // issue 28
   return slot_response(*state);
 }
 
@@ -194,6 +195,7 @@ HttpServerResponse post_kill(const Api& api, const HttpServerRequest& request) {
   auto state = api.scheduler().kill(slot->workflow, slot->time, api.now(),
                                     request_actor(request, request.token_name));
   if (!state) return error_response(state.error());
+  api.post_event(EventSource::kOperator, {slot->workflow});  // issue 28
   return slot_response(*state);
 }
 

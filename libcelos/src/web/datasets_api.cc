@@ -72,6 +72,11 @@ HttpServerResponse post_instance(const Api& api, const HttpServerRequest& reques
   auto announced = db.announce_instance((*ds)->id, *time, api.now());
   if (!announced) return error_response(announced.error());
   spdlog::info("dataset {}: instance {} announced", (*ds)->id, format_time(*time));
+  // Issue 28: its consumers are stepped at once (the periodic step remains the safety net).
+  std::vector<std::string> consumers;
+  for (const Workflow* consumer : config->consumers_of((*ds)->id))
+    consumers.push_back(consumer->id);
+  api.post_event(EventSource::kAnnouncement, consumers);
   return json_response(
       json::object{{"dataset", (*ds)->id}, {"time", format_time(*time)}, {"present", true}});
 }

@@ -67,6 +67,9 @@ Metrics::Metrics() : step_duration_(kStepBounds), is_leader_([] { return true; }
   for (std::size_t i = 0; i < kMetricServices.size() * kMetricOperations.size(); ++i) {
     call_durations_.push_back(std::make_unique<Histogram>(kCallBounds));
   }
+  for (std::size_t i = 0; i < kEventSourceNames.size(); ++i) {
+    event_to_submit_.push_back(std::make_unique<Histogram>(kStepBounds));
+  }
 }
 
 void Metrics::on_slot_changes(const std::vector<SlotChange>& changes) {
@@ -117,6 +120,10 @@ void Metrics::count_webhook_refused() { webhooks_refused_.fetch_add(1, std::memo
 
 void Metrics::count_notification_dropped() {
   notifications_dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Metrics::observe_event_to_submit(EventSource source, double seconds) {
+  event_to_submit_[static_cast<std::size_t>(source)]->observe(seconds);
 }
 
 void Metrics::set_maintenance(MaintenanceMode mode) {
@@ -188,6 +195,13 @@ std::string Metrics::render(const WorkflowConfig* config) const {
                  config ? config->errors.size() : 0);
   render_slots(out);
   render_external(out);
+  header(out, "celos_event_to_submit_seconds", "histogram",
+         "From an event (announcement, slot change, job end, file, operator) to the submission "
+         "of a slot of a workflow it stepped.");
+  for (std::size_t e = 0; e < kEventSourceNames.size(); ++e) {
+    event_to_submit_[e]->render(out, "celos_event_to_submit_seconds",
+                                fmt::format("event=\"{}\"", kEventSourceNames[e]));
+  }
   header(out, "celos_http_requests_total", "counter", "HTTP requests answered, by status code.");
   for (int code = 0; code < kHttpCodes; ++code) {
     const auto n = http_[static_cast<std::size_t>(code)].load(std::memory_order_relaxed);

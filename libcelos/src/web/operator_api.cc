@@ -246,7 +246,12 @@ constexpr const char* kRangeSchema =
 void register_operator_routes(RouteTable& table, const Api& api) {
   auto range = [&api](RangeAction action) {
     return [&api, action](const HttpServerRequest& r) {
-      return range_operation(action, api.scheduler(), r, api.now(), request_actor(r, r.token_name));
+      HttpServerResponse response =
+          range_operation(action, api.scheduler(), r, api.now(), request_actor(r, r.token_name));
+      // Issue 28: the workflow is stepped at once (a dry run's step finds nothing new).
+      const std::string* id = query_param(r, "id");
+      if (response.status == 200 && id) api.post_event(EventSource::kOperator, {*id});
+      return response;
     };
   };
   table.add({.method = "POST",

@@ -18,6 +18,7 @@ namespace {
 constexpr const char* kUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
+    "                    [--oozie-notifications=true|false]\n"
     "                    [--slurm-bin DIR] [--io-concurrency N] [--io-timeout SECONDS]\n"
     "                    [--state-db URI] [--node-id ID]\n"
     "                    [--advertise-url URL] [--lease-seconds N] [--cluster-name NAME]\n"
@@ -44,6 +45,9 @@ po::options_description describe_server_options() {
       "directory of the command and Slurm job directories (default <db>/jobs; in a cluster, "
       "storage every node mounts)")("autoSchedule", po::value<int>(),
                                     "seconds between automatic scheduler steps")(
+      "oozie-notifications", po::value<std::string>(),
+      "true (default) or false: with --autoSchedule, submitted Oozie jobs call celos back when "
+      "they end (oozie.wf.workflow.notification.url)")(
       "io-concurrency", po::value<std::string>(),
       "external calls of a step in flight at once, 1-1024 (default 32; 1 = one at a time)")(
       "io-timeout", po::value<std::string>(), "seconds each external call may take (default 30)")(
@@ -190,6 +194,14 @@ Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
     if (options.auto_schedule_seconds <= 0) {
       return fail("--autoSchedule must be a positive number of seconds", ErrorCode::kInvalid);
     }
+  }
+  if (vm.count("oozie-notifications")) {
+    const std::string& text = vm["oozie-notifications"].as<std::string>();
+    if (text != "true" && text != "false") {
+      return fail(fmt::format("--oozie-notifications must be true or false, not \"{}\"", text),
+                  ErrorCode::kInvalid);
+    }
+    options.oozie_notifications = text == "true";
   }
   if (auto ok = read_io_options(vm, options); !ok) return ok;
   return read_history_retention(vm, options);

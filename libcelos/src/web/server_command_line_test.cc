@@ -52,6 +52,15 @@ TEST_CASE("server options: defaults are SPEC §8's") {
   CHECK_FALSE(o.create_db);
   CHECK(o.auto_schedule_seconds == 0);
   CHECK(o.slurm_bin_dir.empty());  // Slurm commands from PATH
+  CHECK(o.oozie_notifications);
+}
+
+TEST_CASE("server options: --oozie-notifications is true or false, nothing else") {
+  auto off = parse({"--port", "1", "--oozie-notifications=false"});
+  REQUIRE(off);
+  CHECK_FALSE(off->options->oozie_notifications);
+  CHECK_THAT(error_of({"--port", "1", "--oozie-notifications", "no"}),
+             Catch::Contains("--oozie-notifications must be true or false, not \"no\""));
 }
 
 TEST_CASE("server options: every value is read") {

@@ -39,7 +39,8 @@ namespace fs = std::filesystem;
 
 // The job's wrapper: records itself, keeps a heartbeat, runs the command, records the exit
 // status (command_job.h has the files). $1 = the command, $2 = the job directory, $3 = the host
-// name, $4 = the boot id, $5 = the heartbeat interval in seconds.
+// name, $4 = the boot id, $5 = the heartbeat interval in seconds, $6 = the job-end events
+// directory (command_job_events_dir; written to only when it exists).
 //
 // The started record is a hard link of a complete file: link() fails when `started` exists, so
 // of two wrappers of one job (start() called again after a crash) exactly one runs the command.
@@ -70,7 +71,10 @@ constexpr const char* kWrapper =
     "/bin/sh -c \"$1\"\n"
     "s=$?\n"
     "kill $h 2>/dev/null\n"
-    "printf '%s\\n' \"$s\" > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"\n";
+    "printf '%s\\n' \"$s\" > \"$d/exit.tmp\" && mv -f \"$d/exit.tmp\" \"$d/exit\"\n"
+    // Issue 28: tells a listening server at once (a file moved into $6, named after the job).
+    "[ -d \"$6\" ] && { printf '%s\\n' \"$CELOS_WORKFLOW_ID\" > \"$6/.${d##*/}\" && "
+    "mv -f \"$6/.${d##*/}\" \"$6/${d##*/}\"; } 2>/dev/null\n";
 
 std::string errno_text(int error) { return std::strerror(error); }
 
@@ -326,7 +330,8 @@ class CommandService : public ExternalService {
         dir,
         machine.host,
         machine.boot,
-        std::to_string(std::max<long long>(1, options_.heartbeat_interval.count()))};
+        std::to_string(std::max<long long>(1, options_.heartbeat_interval.count())),
+        command_job_events_dir(options_.jobs_dir)};
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -402,6 +407,8 @@ std::string command_job_dir_in(const std::string& jobs_dir, const SlotId& slot,
   return fmt::format("{}/{}/{}/{}/{}", jobs_dir, slot.workflow, format_day(slot.time),
                      format_time_of_day(slot.time), external_id);
 }
+
+std::string command_job_events_dir(const std::string& jobs_dir) { return jobs_dir + "/.events"; }
 
 std::string command_job_dir(const std::string& db_dir, const SlotId& slot,
                             const std::string& external_id) {

@@ -1,0 +1,135 @@
+// Issue 28: event-driven partial steps, over the scheduler world with the Api in front of it.
+#include "celos/event_stepper.h"
+
+#include <future>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "celos/dataset.h"
+#include "testing/api_world.h"
+
+namespace {
+
+using namespace celos;
+using namespace std::chrono_literals;
+using celos::testing::kStart;
+
+// A world whose Api reports its events to an EventStepper on a SerialWorker, as celos-server
+// wires them with --autoSchedule.
+struct World : celos::testing::ApiWorld {
+  SerialWorker worker;
+  Metrics metrics;
+  std::unique_ptr<EventStepper> events;
+
+  World() : ApiWorld(celos::testing::WorldOptions{.now = kStart + 3h}) {}
+  ~World() override { worker.stop(); }
+
+  void start() {
+    link_datasets(*config, {{Dataset{"clicks", "/data/${year}${month}${day}${hour}", "", "_DONE"},
+                             "d.js", 1}});
+    REQUIRE(config->errors.empty());
+    serve({.clock = clock_function(),
+           .metrics = &metrics,
+           .on_event = [this](EventSource s, const std::vector<std::string>& ids) {
+             events->post(s, ids);
+           }});
+    events = std::make_unique<EventStepper>(
+        *api, worker,
+        EventStepperOptions{
+            .config = [this] { return scheduler.config(); }, .metrics = &metrics, .clock = &clock});
+    scheduler.add_listener(*events);
+  }
+
+  // Blocks the worker until the returned promise is set (bounded).
+  std::shared_ptr<std::promise<void>> hold_worker() {
+    auto gate = std::make_shared<std::promise<void>>();
+    auto future = gate->get_future().share();
+    REQUIRE(worker.post([future] { future.wait_for(30s); }));
+    return gate;
+  }
+
+  // Waits (bounded) until the worker ran everything queued before this call.
+  void drain() {
+    std::promise<void> drained;
+    REQUIRE(worker.post([&] { drained.set_value(); }));
+    REQUIRE(drained.get_future().wait_for(30s) == std::future_status::ready);
+  }
+
+  // Drains until no partial step is queued any more (chains queue the next one).
+  void settle() {
+    int before = -1;
+    for (int i = 0; i < 50 && events->partial_steps() != before; ++i) {
+      before = events->partial_steps();
+      drain();
+    }
+  }
+
+  bool submitted(const std::string& wf, Time t) const {
+    for (const SlotId& s : service->submitted) {
+      if (s.workflow == wf && s.time == t) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("A burst of announcements is one partial step of exactly the dataset's consumers") {
+  World w;
+  w.add("reader").inputs = {{"clicks"}};
+  w.add("other-reader").inputs = {{"clicks"}};
+  w.add("bystander");
+  w.start();
+  auto gate = w.hold_worker();
+  for (int h = 0; h < 3; ++h) {
+    const std::string t = format_time(kStart + std::chrono::hours(h));
+    w.call_json("POST", "/api/v1/datasets/clicks/instances?time=" + t);
+  }
+  gate->set_value();
+  w.drain();
+  // The three events made one partial step (slots READY); the READY slots woke their workflows
+  // again, which submitted them.
+  w.settle();
+  CHECK(w.submitted("reader", kStart));
+  CHECK(w.submitted("other-reader", kStart));
+  CHECK_FALSE(w.submitted("bystander", kStart));
+  CHECK(w.events->partial_steps() == 2);
+  CHECK_THAT(w.metrics.render(nullptr),
+             Catch::Contains("celos_event_to_submit_seconds_count{event=\"announcement\"} 2"));
+}
+
+TEST_CASE("A producer's success steps the workflows whose triggers read its slots") {
+  World w;
+  w.add("producer");
+  w.add("follower", make_success_trigger("producer"));
+  w.add("watcher", make_status_trigger("producer", {"FAILURE"}));
+  w.add("bystander", make_success_trigger("follower"));
+  w.start();
+  w.store("producer", kStart, SlotStatus::kRunning, "job-1");
+  w.service->set_status("job-1", ExternalStatus(JobState::kSuccess));
+  // The producer's job ended: its own workflow is stepped (what a job event does).
+  w.events->post(EventSource::kJob, {"producer"});
+  w.settle();
+  CHECK(w.status("producer", kStart) == SlotStatus::kSuccess);
+  CHECK(w.submitted("follower", kStart));
+  CHECK_FALSE(w.submitted("bystander", kStart));  // follower's slot is only RUNNING
+  // The chain is measured from the job's end.
+  CHECK_THAT(w.metrics.render(nullptr),
+             Catch::Contains("celos_event_to_submit_seconds_count{event=\"job\"} "));
+}
+
+TEST_CASE("A rerun steps that workflow at once; a stopped stepper steps nothing") {
+  World w;
+  w.add("wf");
+  w.start();
+  w.store("wf", kStart, SlotStatus::kSuccess, "job-1");
+  w.call_json("POST", "/api/v1/rerun?id=wf&time=" + format_time(kStart));
+  w.settle();
+  CHECK(w.submitted("wf", kStart));
+  const int steps = w.events->partial_steps();
+  w.events->stop();
+  w.events->post(EventSource::kOperator, {"wf"});
+  w.drain();
+  CHECK(w.events->partial_steps() == steps);
+}
