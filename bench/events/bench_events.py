@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Issue 28's latencies through celos-server's HTTP API: event -> consumer submitted.
+
+    CELOS_SERVER=build/dev/celos-server/celos-server python3 bench/events/bench_events.py [--runs 3]
+        [--workflows 1000] [--slots 10] [--samples 20]
+
+Each measure starts a real celos-server with --autoSchedule 60 (the periodic step, which the
+events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --latency-ms 20):
+  announcement  N workflows, each consuming a dataset of its own, `--slots` waiting hourly slots
+                each: announce one instance, poll /slot-state until the consumer's slot is
+                RUNNING (samples announcements one after another)
+  chain         5 command workflows, each a successTrigger of the one before: rerun the first,
+                wait for the last's SUCCESS (no manual step)
+  oozie         an Oozie workflow and its successTrigger follower: the fake Oozie sets the job
+                SUCCEEDED and calls the notification URL; wait for the follower's RUNNING
+  file          a workflow waiting for a local _READY file: one step by hand, then the file is
+                written; wait for RUNNING
+  storm         10,000 announcements within about a second from 32 threads while another thread
+                reads /workflow-list; read latency p99 and time until every consumer RUNNING
+Prints median and worst over the runs of each measure (client-side wall clock; polling every
+5 ms adds up to 5 ms)."""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "server"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "hadoop"))
+from server_process import CelosServer  # noqa: E402
+from fake_process import FakeServer  # noqa: E402
+
+HOUR = datetime.datetime.now(datetime.timezone.utc).replace(minute=0, second=0, microsecond=0)
+
+
+def iso(t, millis=True):
+    return t.strftime("%Y-%m-%dT%H:%M:%S.000Z" if millis else "%Y-%m-%dT%H:%MZ")
+
+
+def command_wf(wid, start, trigger="celos.alwaysTrigger()", fields="", command="true"):
+    return """celos.defineWorkflow({"id": %s, "schedule": celos.hourlySchedule(),
+  "schedulingStrategy": celos.serialSchedulingStrategy(), "trigger": %s,
+  "externalService": celos.commandExternalService(%s), "startTime": "%s", %s});
+""" % (json.dumps(wid), trigger, json.dumps(command), iso(start, False), fields)
+
+
+def status(s, wid, t):
+    r = s.get("/slot-state?id=%s&time=%s" % (wid, iso(t)))
+    return r.json["status"] if r.status == 200 else "WAITING"
+
+
+def wait(s, wid, t, statuses, timeout=120):
+    deadline = time.monotonic() + timeout
+    while status(s, wid, t) not in statuses:
+        if time.monotonic() > deadline:
+            raise RuntimeError("%s@%s never reached %s" % (wid, iso(t), statuses))
+        time.sleep(0.005)
+    return time.monotonic()
+
+
+def server(workflows, defaults=None, args=()):
+    s = CelosServer(workflows=workflows, defaults=defaults,
+                    args=["--autoSchedule", "60", "--io-concurrency", "32"] + list(args))
+    s.get("/workflow-list", timeout=120)  # loaded
+    return s
+
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def bench_announcement(n, slots, samples):
+    start = HOUR - datetime.timedelta(hours=slots)
+    defaults = {"ds.js": "".join('celos.dataset("d%d", {"path": "/tmp/celos-bench/d%d/${hour}"});\n'
+                                 % (i, i) for i in range(n))}
+    files = {"w%d.js" % i: 'importDefaults("ds");\n' + command_wf(
+        "w%d" % i, start, trigger="undefined", fields='"inputs": ["d%d"],' % i) for i in range(n)}
+    s = server(files, defaults)
+    try:
+        out = []
+        for k in range(samples):
+            i = (k * 37) % n
+            t0 = time.monotonic()
+            r = s.post("/api/v1/datasets/d%d/instances?time=%s" % (i, iso(start)))
+            assert r.status == 200, r
+            out.append(wait(s, "w%d" % i, start, ("RUNNING", "SUCCESS")) - t0)
+        return out
+    finally:
+        s.close()
+
+
+def bench_chain():
+    start = HOUR - datetime.timedelta(hours=1)
+    files = {"c0.js": command_wf("c0", start)}
+    for i in range(1, 5):
+        files["c%d.js" % i] = command_wf("c%d" % i, start,
+                                         trigger='celos.successTrigger("c%d")' % (i - 1))
+    s = server(files)
+    try:
+        t0 = time.monotonic()
+        assert s.post("/api/v1/rerun?id=c0&time=" + iso(start)).status == 200
+        return [wait(s, "c4", start, ("SUCCESS",)) - t0]
+    finally:
+        s.close()
+
+
+def bench_oozie(oozie):
+    start = HOUR - datetime.timedelta(hours=1)
+    wf = """celos.defineWorkflow({"id": %s, "schedule": celos.hourlySchedule(),
+  "schedulingStrategy": celos.serialSchedulingStrategy(), "trigger": %s,
+  "externalService": celos.oozieExternalService({"oozie.wf.application.path": "/a",
+      "user.name": "celos"}, "%s"), "startTime": "%s"});
+"""
+    files = {"job.js": wf % ('"job"', "celos.alwaysTrigger()", oozie.url("/oozie"), iso(start, False)),
+             "after.js": wf % ('"after"', 'celos.successTrigger("job")', oozie.url("/oozie"),
+                               iso(start, False))}
+    s = server(files)
+    try:
+        assert s.post("/api/v1/rerun?id=job&time=" + iso(start)).status == 200
+        wait(s, "job", start, ("RUNNING",))
+        job = s.get("/slot-state?id=job&time=" + iso(start)).json["externalID"]
+        t0 = time.monotonic()
+        req = urllib.request.Request(oozie.url("/_control/status?id=%s&status=SUCCEEDED" % job),
+                                     method="POST", data=b"")
+        urllib.request.urlopen(req, timeout=30).read()
+        return [wait(s, "after", start, ("RUNNING", "SUCCESS")) - t0]
+    finally:
+        s.close()
+
+
+def bench_file():
+    start = HOUR - datetime.timedelta(hours=1)
+    s = CelosServer(start=False, args=["--autoSchedule", "60"])
+    data = os.path.join(s.root, "data")
+    s.write_workflow("f.js", command_wf("f", start, trigger=(
+        'celos.hdfsCheckTrigger("%s/${year}${month}${day}${hour}/_READY", "file:///")' % data)))
+    s.start()
+    try:
+        assert s.post("/scheduler?ids=f").status == 200
+        d = os.path.join(data, start.strftime("%Y%m%d%H"))
+        t0 = time.monotonic()
+        os.makedirs(d)
+        open(os.path.join(d, "_READY"), "w").close()
+        return [wait(s, "f", start, ("RUNNING", "SUCCESS")) - t0]
+    finally:
+        s.close()
+
+
+def bench_storm(n=1000, announcements=10000):
+    start = HOUR - datetime.timedelta(hours=12)
+    defaults = {"ds.js": "".join('celos.dataset("d%d", {"path": "/tmp/celos-bench/d%d/${hour}"});\n'
+                                 % (i, i) for i in range(n))}
+    files = {"w%d.js" % i: 'importDefaults("ds");\n' + command_wf(
+        "w%d" % i, start, trigger="undefined", fields='"inputs": ["d%d"],' % i) for i in range(n)}
+    s = server(files, defaults)
+    reads, stop = [], threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            t = time.monotonic()
+            s.get("/workflow-list")
+            reads.append(time.monotonic() - t)
+            time.sleep(0.01)
+
+    def announcer(k):
+        for j in range(k, announcements, 32):
+            i, h = j % n, j // n
+            s.post("/api/v1/datasets/d%d/instances?time=%s"
+                   % (i, iso(start + datetime.timedelta(hours=h))))
+    try:
+        r = threading.Thread(target=reader)
+        r.start()
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=announcer, args=(k,)) for k in range(32)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        sent = time.monotonic() - t0
+        last = max(wait(s, "w%d" % i, start, ("RUNNING", "SUCCESS"), timeout=300) for i in range(n))
+        stop.set()
+        r.join()
+        return sent, last - t0, pct(reads, 99)
+    finally:
+        s.close()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--workflows", type=int, default=1000)
+    p.add_argument("--slots", type=int, default=10)
+    p.add_argument("--samples", type=int, default=20)
+    p.add_argument("--only", default="")
+    a = p.parse_args()
+    oozie = FakeServer("fake_oozie.py", "--latency-ms", "20")
+    results = {}
+    try:
+        for run in range(a.runs):
+            for name, fn in [("announcement", lambda: bench_announcement(a.workflows, a.slots, a.samples)),
+                             ("chain", bench_chain), ("oozie", lambda: bench_oozie(oozie)),
+                             ("file", bench_file), ("storm", bench_storm)]:
+                if a.only and name not in a.only.split(","):
+                    continue
+                v = fn()
+                results.setdefault(name, []).append(v)
+                print(run, name, v if name == "storm" else
+                      "p50 %.3f p99 %.3f max %.3f" % (pct(v, 50), pct(v, 99), max(v)), flush=True)
+    finally:
+        oozie.stop()
+    print("load:", os.getloadavg())
+    for name, runs in results.items():
+        if name == "storm":
+            for k, label in enumerate(["sent in", "all stepped in", "read p99"]):
+                vals = [r[k] for r in runs]
+                print("%s %s: median %.3f s, worst %.3f s" % (name, label, statistics.median(vals), max(vals)))
+            continue
+        p50s = [pct(v, 50) for v in runs]
+        p99s = [pct(v, 99) for v in runs]
+        print("%s: p50 median %.3f s worst %.3f s; p99 median %.3f s worst %.3f s"
+              % (name, statistics.median(p50s), max(p50s), statistics.median(p99s), max(p99s)))
+
+
+if __name__ == "__main__":
+    main()
