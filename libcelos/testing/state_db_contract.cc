@@ -304,9 +304,33 @@ void reads_after_a_prefetch_see_every_write(StateDatabase& db) {
         1);
 }
 
+// Issue 29: a slot's plan id, in small and large (COPY) batches, and the plans' records.
+void backfill_plans_and_their_slots_round_trip(StateDatabase& db) {
+  SlotState owned = SlotState::of({"contract-backfill", kDay}, SlotStatus::kWaiting);
+  owned.backfill = "bf-1";
+  REQUIRE(db.put_slots({owned}));
+  CHECK(db.get_slot(owned.id).value() == owned);
+  std::vector<SlotState> many;
+  for (int i = 0; i < 6000; ++i) {
+    SlotState s = SlotState::of({"contract-backfill-many", kDay + hours(i)}, SlotStatus::kReady);
+    s.backfill = "bf-2";
+    many.push_back(s);
+  }
+  REQUIRE(db.put_slots(many));
+  CHECK(db.get_slot(many.back().id).value()->backfill == "bf-2");
+  CHECK(db.backfill_records().value().empty());
+  REQUIRE(db.put_backfill_record("bf-1", R"({"id":"bf-1","n":1})"));
+  REQUIRE(db.put_backfill_record("bf-2", R"({"id":"bf-2"})"));
+  REQUIRE(db.put_backfill_record("bf-1", R"({"id":"bf-1","n":2})"));
+  auto records = db.backfill_records().value();
+  std::sort(records.begin(), records.end());
+  CHECK(records == std::vector<std::string>{R"({"id":"bf-1","n":2})", R"({"id":"bf-2"})"});
+}
+
 }  // namespace
 
 void check_state_database_contract(StateDatabase& db) {
+  backfill_plans_and_their_slots_round_trip(db);
   history_is_kept_per_slot_in_append_order(db);
   empty_database_has_nothing(db);
   every_field_round_trips(db);

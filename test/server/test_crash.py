@@ -7,7 +7,9 @@ end, with a last clean start:
 - every job that started belongs to a recorded slot: its directory is the slot's recorded
   external id (no job runs that the state does not know of);
 - no attempt started twice: each job appends a line when it starts, per external id at most one;
-- no slot is FAILURE whose job exited 0.
+- no slot is FAILURE whose job exited 0;
+- a backfill plan (issue 29) created before the first kill is still there, its record parses, and
+  the slots it took carry its id (their jobs are held to the checks above like any other).
 
 CELOS_CRASH_KILLS (default 12) sets the number of kills, CELOS_CRASH_SEED the random seed
 (printed on failure). bench/crash/run_crash.sh runs it with 200 kills. CELOS_CRASH_EVENTS=1
@@ -61,6 +63,7 @@ class CrashTest(unittest.TestCase):
                 "n": n, "runs": self.runs, "code": 3 if n % 5 == 4 else 0})
         self.clock = START + datetime.timedelta(minutes=30)
         self.random = random.Random(SEED)
+        self.plan_id = None
 
     def tearDown(self):
         self.server.close()
@@ -77,6 +80,11 @@ class CrashTest(unittest.TestCase):
 
     def crash_once(self):
         self.server.start()
+        if self.plan_id is None:  # slots that never ran, taken over by a plan as the clock moves
+            r = self.server.post("/api/v1/backfills?workflows=w0*,w1*&start=%s&end=%s&maxRunning=8"
+                                 % (stamp(START), stamp(START + datetime.timedelta(days=1))))
+            self.assertEqual(r.status, 200, r)
+            self.plan_id = r.json["id"]
         stop, stepped = threading.Event(), threading.Event()
         stepper = threading.Thread(target=self.step_until_killed, args=(stop, stepped))
         stepper.start()
@@ -102,6 +110,7 @@ class CrashTest(unittest.TestCase):
             self.check_jobs_belong_to_slots(slots)
             self.check_no_attempt_started_twice(runs)
             self.check_no_failure_of_a_job_that_exited_0(slots, runs)
+            self.check_backfill(slots)
         if not EVENTS:
             self.assertEqual(self.server.terminate(), 0)
 
@@ -139,8 +148,17 @@ class CrashTest(unittest.TestCase):
         self.assertTrue(slots, "no slot was ever written: the kills came too early")
         return slots
 
+    def check_backfill(self, slots):
+        with open(os.path.join(self.server.db, "backfills", self.plan_id)) as f:
+            record = json.load(f)  # whole: written atomically
+        self.assertEqual(record["id"], self.plan_id)
+        self.assertIn(record["state"], ("running", "done"))
+        owned = [k for k, v in slots.items() if "backfill" in v]
+        self.assertTrue(all(slots[k]["backfill"] == self.plan_id for k in owned), owned)
+        self.assertTrue(all(k[0][:2] in ("w0", "w1") for k in owned), owned)
+
     def check_no_temporaries(self):
-        for tree in ("state", "rerun", "paused"):
+        for tree in ("state", "rerun", "paused", "backfills"):
             for dirpath, _, files in os.walk(os.path.join(self.server.db, tree)):
                 leftovers = [f for f in files if f.startswith(".") and ".tmp-" in f]
                 self.assertEqual(leftovers, [], dirpath)

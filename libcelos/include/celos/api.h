@@ -23,6 +23,7 @@
 
 #include "celos/audit.h"
 #include "celos/auth.h"
+#include "celos/backfill.h"
 #include "celos/clock.h"
 #include "celos/db_watch.h"
 #include "celos/event_source.h"
@@ -79,6 +80,8 @@ struct ApiOptions {
   // The index GET /api/v1/oozie-notification answers from (celos/running_jobs.h); null = Oozie
   // notifications are off (the route answers 404). Not owned.
   const RunningJobs* running_jobs = nullptr;
+  // The most slots a backfill plan may cover (--max-backfill-slots; celos/backfill.h).
+  std::size_t max_backfill_slots = kDefaultMaxBackfillSlots;
 };
 
 class Api {
@@ -164,6 +167,8 @@ void register_core_routes(RouteTable& table, const Api& api);
 void register_dataset_routes(RouteTable& table, const Api& api);
 // /health/*, /metrics, /api/v1/maintenance and /api/v1/audit (ops_api.cc).
 void register_ops_routes(RouteTable& table, const Api& api);
+// /api/v1/backfills and its plans (backfills_api.cc; issue 29).
+void register_backfill_routes(RouteTable& table, const Api& api);
 // /api/v1/openapi.json, /api/v1/docs and its assets (openapi.cc).
 void register_docs_routes(RouteTable& table, const Api& api);
 // The OpenAPI 3 document (JSON text) of every route in `table`.

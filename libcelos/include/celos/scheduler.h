@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "celos/backfill.h"
 #include "celos/clock.h"
 #include "celos/error.h"
 #include "celos/executor.h"
@@ -140,6 +141,9 @@ class Scheduler {
   [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
                                                      Time now);
 
+  // Tells the listeners about changes written elsewhere (a backfill's cancel, by the API).
+  void announce(const std::vector<SlotChange>& changes) { notify(changes); }
+
   // Datasets (web/datasets_api.cc): announcements and reads go to these directly.
   StateDatabase& state_database() { return db_; }
   FileSystemResolver& file_systems() { return file_systems_; }
@@ -149,6 +153,8 @@ class Scheduler {
                                                   const std::string& workflow, Time slot_time);
   void set_config(WorkflowConfigPtr config);
   void notify(const std::vector<SlotChange>& changes);
+  // Backfill admission before a step (celos/backfill.h); nothing under maintenance.
+  BackfillPump admit_backfills(const WorkflowConfig& config, Time now, MaintenanceMode mode);
   // The stored maintenance mode (SPEC §13); pause, with an error in the report, if unreadable.
   MaintenanceMode maintenance_mode(StepReport& report);
   // range_ops.cc: the writes of a real range rerun / kill.

@@ -7,6 +7,7 @@
 // in docs/command-line.md.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,8 @@ struct ServerOptions {
   // --history-retention-days: slot history older than this is pruned by the leader, at most
   // once an hour (StateDatabase::prune_history); 0 = kept forever.
   int history_retention_days = 30;
+  // The most slots one backfill plan may cover (--max-backfill-slots; celos/backfill.h).
+  std::size_t max_backfill_slots = 1'000'000;
 
   // The state database URI to open: --state-db, or file:<db_dir>.
   std::string state_db_uri() const { return state_db.empty() ? "file:" + db_dir : state_db; }

@@ -48,6 +48,9 @@ struct SlotState {
   std::optional<Time> retry_at;
   // the dataset instances a mode-"new" input handed to this slot, by dataset id ("consumed").
   std::map<std::string, std::vector<Time>> consumed;
+  // the backfill plan that owns this slot ("backfill", celos/backfill.h): only that plan's lane
+  // submits it, while the plan runs. A rerun by hand clears it (the slot is live again).
+  std::optional<std::string> backfill;
 
   friend bool operator==(const SlotState&, const SlotState&) = default;
 

@@ -109,6 +109,18 @@ class StateDatabase {
     (void)start;
     return {};
   }
+  // Backfill plans (issue 29; celos/backfill.h): each plan is one JSON record under its id,
+  // written whole and atomically (file backend: <db>/backfills/<id>; PostgreSQL: a row of
+  // celos_backfills, fenced as every write). The default keeps none and refuses to store one.
+  [[nodiscard]] virtual Result<std::vector<std::string>> backfill_records() {
+    return std::vector<std::string>{};
+  }
+  [[nodiscard]] virtual Result<void> put_backfill_record(const std::string& id,
+                                                         const std::string& record) {
+    (void)id;
+    (void)record;
+    return fail("this state database keeps no backfill plans", ErrorCode::kInvalid);
+  }
   // Whether the backend can be used right now (/health/ready): a PostgreSQL database that cannot
   // be reached answers an error naming its host, port and database. The file backend: always ok.
   [[nodiscard]] virtual Result<void> check() { return {}; }

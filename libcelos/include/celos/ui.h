@@ -90,7 +90,24 @@ struct UiSlot {
   SlotStatus status = SlotStatus::kWaiting;
   std::optional<std::string> external_id;
   int retry_count = 0;
+  std::optional<std::string> backfill;  // the backfill plan that owns it (issue 29)
 };
+
+// A backfill plan as the page shows it (issue 29): a progress bar over its slots and its ETA.
+struct UiBackfill {
+  std::string id;
+  std::string state;  // running, paused
+  std::size_t total = 0;
+  std::size_t ended = 0;    // SUCCESS, FAILURE, WAIT_TIMEOUT, KILLED
+  std::size_t running = 0;  // RUNNING
+  std::string start, end;
+  std::optional<std::string> eta;
+};
+// The running and paused plans of a GET /api/v1/backfills answer; nothing when it does not
+// parse (an older celos-server: the page works without the bars).
+std::vector<UiBackfill> parse_ui_backfills(std::string_view json);
+// The bars, one <div class="backfill"> each, for the top of the page ("" for none).
+std::string render_ui_backfills(const std::vector<UiBackfill>& backfills);
 
 struct UiWorkflow {
   std::string id;
@@ -125,6 +142,8 @@ struct UiPage {
   // celos-server's maintenance mode when not "off" (SPEC §13): a banner above the grid, e.g.
   // "drain: OS patching (since 2015-09-13T13:00:00.000Z)".
   std::string maintenance;
+  // Running and paused backfill plans: a progress bar each, above the grid.
+  std::vector<UiBackfill> backfills;
   // SPEC §16: `filter=` (case-insensitive substring of workflow ids; "" = all) and
   // `refresh=SECONDS` (0 = off). Both are kept by the navigation links; the filter also
   // hides listed workflows that do not match (and groups left empty).

@@ -84,12 +84,13 @@ struct CommandSpec {
 
 // The table, in the order `celos --help` lists it (commands.cc), and its parts by file.
 const std::vector<CommandSpec>& command_table();
-std::vector<CommandSpec> slot_commands();    // cmd_slots.cc
-std::vector<CommandSpec> change_commands();  // cmd_change.cc
-std::vector<CommandSpec> server_commands();  // cmd_server.cc
-std::vector<CommandSpec> data_commands();    // cmd_data.cc
-std::vector<CommandSpec> local_commands();   // cmd_sim.cc
-CommandSpec log_command();                   // cmd_log.cc
+std::vector<CommandSpec> slot_commands();      // cmd_slots.cc
+std::vector<CommandSpec> change_commands();    // cmd_change.cc
+std::vector<CommandSpec> server_commands();    // cmd_server.cc
+std::vector<CommandSpec> data_commands();      // cmd_data.cc
+std::vector<CommandSpec> backfill_commands();  // cmd_backfill.cc
+std::vector<CommandSpec> local_commands();     // cmd_sim.cc
+CommandSpec log_command();                     // cmd_log.cc
 // The length of the longest end of `before` that starts `now` (log --follow: what is new).
 std::size_t log_overlap(std::string_view before, std::string_view now);
 

@@ -14,8 +14,8 @@ namespace {
 
 std::vector<CommandSpec> make_table() {
   std::vector<CommandSpec> table;
-  for (auto part :
-       {slot_commands, change_commands, data_commands, server_commands, local_commands}) {
+  for (auto part : {slot_commands, change_commands, data_commands, backfill_commands,
+                    server_commands, local_commands}) {
     for (CommandSpec& spec : part()) table.push_back(std::move(spec));
   }
   return table;

@@ -113,10 +113,13 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     spdlog::info("step at {} started ({} workflows loaded, {} load errors, {} calls at a time)",
                  label, config->workflows.size(), config->errors.size(), executor_->width());
     std::vector<std::string> errors = std::move(report.errors);
-    report = detail::run_step(*config, now, ids,
-                              {db_, file_systems_, *executor_, *clock_,
-                               [this](const std::vector<SlotChange>& changes) { notify(changes); },
-                               mode == MaintenanceMode::kDrain, guard_});
+    BackfillPump backfills = admit_backfills(*config, now, mode);
+    errors.insert(errors.end(), backfills.errors.begin(), backfills.errors.end());
+    report =
+        detail::run_step(*config, now, ids,
+                         {db_, file_systems_, *executor_, *clock_,
+                          [this](const std::vector<SlotChange>& changes) { notify(changes); },
+                          mode == MaintenanceMode::kDrain, guard_, std::move(backfills.running)});
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
   }
   report.maintenance = mode;
@@ -136,6 +139,17 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   for (SchedulerListener* l : listeners_) l->on_step(report);
   if (held_much(report)) release_free_memory();
   return report;
+}
+
+BackfillPump Scheduler::admit_backfills(const WorkflowConfig& config, Time now,
+                                        MaintenanceMode mode) {
+  if (mode != MaintenanceMode::kOff) return {};     // drain: nothing new starts, plans included
+  if (auto ok = guard_->confirm(); !ok) return {};  // a node that lost its lease admits nothing
+  BackfillPump pump = pump_backfills(config, db_, now);
+  std::vector<SlotChange> changes;
+  for (const auto& [from, to] : pump.admitted) changes.push_back({from, to, now, "backfill"});
+  notify(changes);
+  return pump;
 }
 
 MaintenanceMode Scheduler::maintenance_mode(StepReport& report) {

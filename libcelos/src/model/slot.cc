@@ -108,6 +108,7 @@ Result<SlotState> SlotState::rerun() const {
     next->message.reset();
     next->retry_at.reset();
     next->consumed.clear();  // a rerun releases the instances it had consumed
+    next->backfill.reset();  // a rerun by hand is live (a backfill sets it again after)
   }
   return next;
 }

@@ -111,7 +111,7 @@ void Step::load_and_submit(WorkflowRun& run) {
   run.active = true;
   if (env_.drain) return;  // maintenance drain: READY slots wait
   const Workflow& wf = *run.wf;
-  for (SlotState pick : wf.strategy->pick(run.slots)) {
+  for (SlotState pick : pick_with_lanes(*wf.strategy, run.slots, env_.running_backfills)) {
     // Datasets: the consumed set goes into the RUNNING record; leftovers are removed.
     auto inputs = datasets_.before_submit(wf, pick, run.running);
     if (!inputs) {

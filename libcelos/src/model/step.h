@@ -27,6 +27,9 @@ struct StepEnvironment {
   bool drain = false;
   // The fence of side effects (celos/lease_guard.h); none: always current.
   LeaseGuard* guard = nullptr;
+  // The running backfill plans (celos/backfill.h): a slot of one of them is submitted with the
+  // capacity the live slots left; a slot of any other plan is not submitted.
+  std::set<std::string> running_backfills = {};
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,

@@ -66,6 +66,41 @@ Result<void> load_window(WorkflowRun& run, StateDatabase& db, Time now,
   return add_marked_slots(run, db, now, *times);
 }
 
+std::vector<SlotState> pick_with_lanes(const SchedulingStrategy& strategy,
+                                       const std::vector<SlotState>& slots,
+                                       const std::set<std::string>& running_backfills) {
+  std::vector<SlotState> live;
+  bool backfill_ready = false;
+  for (const SlotState& s : slots) {
+    if (!s.backfill || s.status == SlotStatus::kRunning) {
+      live.push_back(s);
+    } else if (s.status == SlotStatus::kReady && running_backfills.count(*s.backfill)) {
+      backfill_ready = true;
+    }
+  }
+  std::vector<SlotState> picks = strategy.pick(live);
+  if (!backfill_ready) return picks;
+  // The second lane sees the live picks as RUNNING and no live READY slot (those it left are
+  // beyond the capacity), so it can only take what is left.
+  std::set<Time> picked;
+  for (const SlotState& p : picks) picked.insert(p.id.time);
+  std::vector<SlotState> view;
+  for (const SlotState& s : slots) {
+    if (picked.count(s.id.time)) {
+      SlotState running = s;
+      running.status = SlotStatus::kRunning;
+      view.push_back(std::move(running));
+    } else if (s.status == SlotStatus::kRunning) {
+      view.push_back(s);
+    } else if (s.backfill && s.status == SlotStatus::kReady &&
+               running_backfills.count(*s.backfill)) {
+      view.push_back(s);
+    }
+  }
+  for (SlotState& p : strategy.pick(view)) picks.push_back(std::move(p));
+  return picks;
+}
+
 void count_slots(const WorkflowRun& run, std::map<SlotStatus, int>& counts) {
   std::map<Time, SlotStatus> changed;  // only the changed times go through a map
   for (const SlotState& s : run.running) changed[s.id.time] = s.status;

@@ -60,6 +60,14 @@ struct WorkflowRun {
 Result<void> load_window(WorkflowRun& run, StateDatabase& db, Time now,
                          const ScheduleContext& context);
 
+// The strategy's picks in two lanes (issue 29): first the live slots (no backfill plan), with
+// every RUNNING slot counted; then, with the capacity they left, the READY slots of the running
+// backfill plans `running_backfills`. A slot of a plan that is not running is never picked.
+// Live picks come first in the result. (step_run.cc)
+std::vector<SlotState> pick_with_lanes(const SchedulingStrategy& strategy,
+                                       const std::vector<SlotState>& slots,
+                                       const std::set<std::string>& running_backfills);
+
 // Adds the run's slots by status to `counts`: as loaded, with the step's own changes (later
 // ones win) on top. (step_run.cc)
 void count_slots(const WorkflowRun& run, std::map<SlotStatus, int>& counts);

@@ -97,7 +97,8 @@ ApiOptions api_options(const ServerOptions& opts, Backends& b, Scheduling& s, Fr
               [&f](EventSource source, const std::vector<std::string>& workflows) {
                 if (f.events) f.events->post(source, workflows);
               },
-          .running_jobs = f.running_jobs.get()};
+          .running_jobs = f.running_jobs.get(),
+          .max_backfill_slots = opts.max_backfill_slots};
 }
 
 // Issue 28: Oozie calls this when a job changes state (events need --autoSchedule).

@@ -202,6 +202,8 @@ class UiHandler {
     page.workflows = std::move(*workflows);
     apply_filter(page);
     page.maintenance = maintenance_banner();
+    if (auto plans = reader_.get_json("/api/v1/backfills"))
+      page.backfills = parse_ui_backfills(*plans);
     return html_response(200, render_ui_page(page));
   }
 

@@ -120,9 +120,12 @@ TEST_CASE("with the batch endpoint the page costs one read of the slots") {
   auto handler = make_ui_handler(options(client));
   auto response = handler(get("/ui", {{"zoom", "30"}}));
   REQUIRE(response.status == 200);
-  // The slots in one request, plus the maintenance mode for the banner.
-  REQUIRE(client->requests.size() == 2);
+  // The slots in one request, plus the maintenance mode for the banner and the backfill plans
+  // for their progress bars.
+  REQUIRE(client->requests.size() == 3);
   CHECK(client->requests[1].url == std::string(kCelos) + "/api/v1/maintenance");
+  CHECK(client->requests[2].url == std::string(kCelos) + "/api/v1/backfills");
+  CHECK(response.body.find("class=\"backfill\"") == std::string::npos);  // 404 here: no bars
   CHECK(response.body.find("id=\"maintenance\"") == std::string::npos);  // 404 here: no banner
   CHECK(response.body.find(">fail</td>") != std::string::npos);
   CHECK(response.body.find("data-wf=\"alpha\"") < response.body.find("data-wf=\"zeta\""));

@@ -75,6 +75,9 @@ Result<UiSlot> parse_slot(const json::value& value) {
   if (const json::value* retry = obj->if_contains("retryCount"); retry && retry->is_int64()) {
     slot.retry_count = static_cast<int>(retry->as_int64());
   }
+  if (const json::value* plan = obj->if_contains("backfill"); plan && plan->is_string()) {
+    slot.backfill = std::string(plan->as_string());
+  }
   return slot;
 }
 
@@ -237,7 +240,7 @@ Result<UiSlot> CelosApiReader::rerun(const std::string& workflow, Time time) {
   auto state = send(*client_, "GET", celos_url_ + "/slot-state?" + slot);
   if (!state) return tl::unexpected(state.error());
   if (state->status == 404) {  // nothing stored: a slot with no state is WAITING (SPEC §4)
-    return UiSlot{time, SlotStatus::kWaiting, std::nullopt, 0};
+    return UiSlot{time, SlotStatus::kWaiting, std::nullopt, 0, std::nullopt};
   }
   auto body = parse_json_answer(*state, "/slot-state");
   if (!body) return tl::unexpected(body.error());

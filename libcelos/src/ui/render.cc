@@ -46,6 +46,9 @@ p.help { color: #666; }
 #grid td.lineage-selected { outline: 2px solid #000; }
 #grid td.upstream { outline: 2px dashed #06c; }
 #grid td.downstream { outline: 2px dashed #c60; }
+#grid td.backfill { background-image: repeating-linear-gradient(135deg, transparent 0 4px, rgba(0,0,0,0.12) 4px 6px); }
+div.backfill { margin-bottom: 4px; } div.backfill .bar { display: inline-block; width: 20em; height: 0.9em; border: 1px solid #888; vertical-align: middle; margin: 0 6px; }
+div.backfill .done { display: block; height: 100%; background: #6c6; }
 )css";
 
 // Navigation ladder for zoom in/out (minutes).
@@ -246,8 +249,14 @@ struct TileAcc {
 // Compact on purpose (500 rows × 48 tiles): the tooltip text is built by the script on hover
 // from these attributes instead of being repeated in every cell.
 void render_single(std::string& out, const UiSlot& slot, const std::string& hue_url) {
-  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}\" data-t=\"{}\"",
-                 state_class(slot.status), format_time(slot.time));
+  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}{}\" data-t=\"{}\"",
+                 state_class(slot.status), slot.backfill ? " backfill" : "",
+                 format_time(slot.time));
+  if (slot.backfill) {
+    out += " data-backfill=\"";
+    append_escaped(out, *slot.backfill);
+    out += '"';
+  }
   if (slot.retry_count > 0)
     fmt::format_to(std::back_inserter(out), " data-r=\"{}\"", slot.retry_count);
   if (slot.external_id) {
@@ -395,6 +404,7 @@ std::string render_ui_page(const UiPage& page) {
     append_escaped(out, page.maintenance);
     out += "</div>\n";
   }
+  out += render_ui_backfills(page.backfills);
   if (!page.notice.empty()) {
     out += "<div id=\"notice\">";
     append_escaped(out, page.notice);

@@ -8,7 +8,7 @@ using std::chrono::minutes;
 namespace {
 
 UiSlot slot(Time t, SlotStatus status, std::optional<std::string> external_id = std::nullopt) {
-  return UiSlot{t, status, std::move(external_id), 0};
+  return UiSlot{t, status, std::move(external_id), 0, std::nullopt};
 }
 
 UiPage page_at(Time time, minutes zoom = minutes(60)) {
@@ -177,4 +177,26 @@ TEST_CASE("the error page is readable and escapes its message") {
   const std::string html = render_error_page(502, "celos-server is unavailable", "refused <x>");
   CHECK(html.find("<h1>celos-server is unavailable</h1>") != std::string::npos);
   CHECK(html.find("refused &lt;x&gt;") != std::string::npos);
+}
+
+TEST_CASE("a running backfill shows a progress bar with its ETA, and its slots' tiles are marked") {
+  UiPage page = page_at(make_time(2015, 9, 15, 11, 30));
+  UiSlot filled = slot(make_time(2015, 9, 15, 10), SlotStatus::kRunning, "job-1");
+  filled.backfill = "bf-1";
+  page.workflows.push_back(
+      UiWorkflow{"wf", false, {filled, slot(make_time(2015, 9, 15, 11), SlotStatus::kReady)}, {}});
+  page.backfills = parse_ui_backfills(
+      R"({"backfills":[{"id":"bf-1","state":"running","start":"2015-03-01T00:00:00.000Z",)"
+      R"("end":"2015-04-01T00:00:00.000Z","slots":{"total":40,"SUCCESS":9,"FAILURE":1,)"
+      R"("RUNNING":2,"PENDING":28},"eta":"2015-09-15T20:00:00.000Z"},)"
+      R"({"id":"bf-0","state":"done","slots":{"total":3,"SUCCESS":3}}]})");
+  REQUIRE(page.backfills.size() == 1);  // a done plan has no bar
+  const std::string html = render_ui_page(page);
+  CHECK(html.find("<div class=\"backfill\" data-backfill=\"bf-1\">Backfill bf-1 (running)") !=
+        std::string::npos);
+  CHECK(html.find("style=\"width: 25%\"") != std::string::npos);
+  CHECK(html.find("10/40 slots, 2 running, ETA 2015-09-15T20:00:00.000Z") != std::string::npos);
+  CHECK(count_of(html, "class=\"slot running backfill\" data-t=") == 1);
+  CHECK(count_of(html, "data-backfill=\"bf-1\"") == 2);
+  CHECK(parse_ui_backfills("not json").empty());
 }

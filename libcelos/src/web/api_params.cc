@@ -31,6 +31,14 @@ HttpServerResponse error_response(const Error& error) {
   return json_error(500, error.message);
 }
 
+Result<bool> dry_run_param(const HttpServerRequest& request) {
+  const std::string* value = query_param(request, "dryRun");
+  if (value == nullptr || *value == "false") return false;
+  if (*value == "true") return true;
+  return fail("parameter dryRun: must be true or false, not \"" + *value + "\"",
+              ErrorCode::kInvalid);
+}
+
 Result<std::string> required_param(const HttpServerRequest& request, const std::string& name) {
   const std::string* value = query_param(request, name);
   if (value == nullptr) return fail("missing parameter: " + name, ErrorCode::kInvalid);

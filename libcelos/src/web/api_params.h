@@ -30,6 +30,9 @@ Result<Time> required_time_param(const HttpServerRequest& request, const std::st
 Result<long long> int_param(const HttpServerRequest& request, const std::string& name,
                             long long fallback, long long min, long long max);
 
+// dryRun=true|false (default false).
+Result<bool> dry_run_param(const HttpServerRequest& request);
+
 // The id and time parameters of slot-state, trigger-status, rerun and kill.
 Result<SlotId> slot_params(const HttpServerRequest& request);
 

@@ -30,14 +30,6 @@ Result<std::string> required(const HttpServerRequest& request, const std::string
   return required_param(request, name);
 }
 
-Result<bool> dry_run_param(const HttpServerRequest& request) {
-  const std::string* value = query_param(request, "dryRun");
-  if (value == nullptr || *value == "false") return false;
-  if (*value == "true") return true;
-  return fail("parameter dryRun: must be true or false, not \"" + *value + "\"",
-              ErrorCode::kInvalid);
-}
-
 json::value status_or_null(const std::optional<SlotStatus>& status) {
   if (!status) return nullptr;
   return json::string(to_string(*status));

@@ -25,6 +25,7 @@ constexpr const char* kUsage =
     "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
     "                    [--notify-webhook URL]... [--allow-loopback-webhooks]\n"
     "                    [--audit-keep-days N] [--history-retention-days N]\n"
+    "                    [--max-backfill-slots N]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -80,7 +81,9 @@ po::options_description describe_server_options() {
       "cluster-name", po::value<std::string>()->default_value(d.cluster_name),
       "cluster name (nodes with one --state-db and name form a cluster)")(
       "history-retention-days", po::value<std::string>(),
-      "days of slot history kept (default 30; 0 = forever); the leader prunes once an hour");
+      "days of slot history kept (default 30; 0 = forever); the leader prunes once an hour")(
+      "max-backfill-slots", po::value<std::string>(),
+      "the most slots one backfill plan may cover (default 1000000)");
   return options;
 }
 
@@ -148,6 +151,23 @@ Result<void> read_history_retention(const po::variables_map& vm, ServerOptions& 
   return {};
 }
 
+// Read as text, as the io options: 1 to a billion slots.
+Result<void> read_backfill_limit(const po::variables_map& vm, ServerOptions& options) {
+  if (!vm.count("max-backfill-slots")) return {};
+  const std::string& text = vm["max-backfill-slots"].as<std::string>();
+  const bool digits = !text.empty() && text.size() <= 10 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  const long long value = digits ? std::stoll(text) : 0;
+  if (value < 1 || value > 1'000'000'000) {
+    return fail(fmt::format("--max-backfill-slots must be a whole number from 1 to 1000000000, "
+                            "not \"{}\"",
+                            text),
+                ErrorCode::kInvalid);
+  }
+  options.max_backfill_slots = static_cast<std::size_t>(value);
+  return {};
+}
+
 Result<void> read_cluster(const po::variables_map& vm, ServerOptions& options) {
   if (vm.count("state-db")) {
     options.state_db = vm["state-db"].as<std::string>();
@@ -204,7 +224,8 @@ Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
     options.oozie_notifications = text == "true";
   }
   if (auto ok = read_io_options(vm, options); !ok) return ok;
-  return read_history_retention(vm, options);
+  if (auto ok = read_history_retention(vm, options); !ok) return ok;
+  return read_backfill_limit(vm, options);
 }
 
 Result<void> read_directories(const po::variables_map& vm, ServerOptions& options) {

@@ -54,6 +54,10 @@ void append_slot(std::string& out, const SlotState& state) {
     append_time(out, *state.retry_at);
     out += '"';
   }
+  if (state.backfill) {  // the backfill plan that owns the slot (issue 29)
+    out += R"(,"backfill":)";
+    out += json::serialize(json::string_view(*state.backfill));
+  }
   out += '}';
 }
 

@@ -163,6 +163,24 @@ class FileStateDatabase final : public StateDatabase {
     return fs_->write(root_ + "/maintenance", maintenance_to_json(maintenance));
   }
 
+  // Backfill plans: <db>/backfills/<id>, one JSON record each.
+  Result<std::vector<std::string>> backfill_records() override {
+    std::vector<std::string> out;
+    auto files = fs_->list(root_ + "/backfills");
+    if (!files && files.error().code == ErrorCode::kNotFound) return out;
+    if (!files) return tl::unexpected(files.error());
+    for (const FileStatus& f : *files) {
+      if (f.is_directory || f.name.find('.') != std::string::npos) continue;  // temp files
+      auto text = fs_->read(root_ + "/backfills/" + f.name);
+      if (!text) return tl::unexpected(text.error());
+      out.push_back(std::move(*text));
+    }
+    return out;
+  }
+  Result<void> put_backfill_record(const std::string& id, const std::string& record) override {
+    return fs_->write(root_ + "/backfills/" + id, record);
+  }
+
   // History: io/file_db/file_history.h.
   Result<void> append_history(const std::vector<SlotHistoryEntry>& entries) override {
     return history_->append(entries);

@@ -8,7 +8,7 @@ namespace celos {
 namespace {
 
 bool needs_whole(const SlotState& s) {
-  return s.message || s.retry_at || !s.consumed.empty() ||
+  return s.message || s.retry_at || s.backfill || !s.consumed.empty() ||
          (s.external_id && s.external_id->size() > std::numeric_limits<std::uint16_t>::max());
 }
 

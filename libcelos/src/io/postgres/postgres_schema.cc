@@ -47,6 +47,9 @@ constexpr const char* kMigrations[] = {
     "CREATE INDEX IF NOT EXISTS celos_audit_at ON celos_audit (at, id);",
     // 5 -> 6: the secret that authenticates forwarding between the cluster's nodes (issue 33).
     "CREATE TABLE celos_cluster_secret (cluster text PRIMARY KEY, secret text NOT NULL);",
+    // 6 -> 7: backfill plans (issue 29): the plan owning a slot, and the plans' JSON records.
+    "ALTER TABLE celos_slots ADD COLUMN backfill text;"
+    "CREATE TABLE celos_backfills (id text PRIMARY KEY, record text NOT NULL);",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

@@ -35,8 +35,8 @@ namespace celos {
 // The columns of a slot row as row_to_state() reads them; append a WHERE clause.
 inline constexpr const char* kSelectSlotRows =
     "SELECT workflow, (extract(epoch FROM slot_time) * 1000)::bigint, status, external_id, "
-    "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text "
-    "FROM celos_slots";
+    "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text, "
+    "backfill FROM celos_slots";
 
 // The slot state of row `row` of a kSelectSlotRows query, or of every row; kCorrupt naming a row
 // that does not read.

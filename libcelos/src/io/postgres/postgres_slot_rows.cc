@@ -32,7 +32,7 @@ std::string consumed_json(const SlotState& s) {
 }
 
 Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t n) {
-  std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed;
+  std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed, backfill;
   for (std::size_t i = 0; i < n; ++i) {
     const SlotState& s = *states[i];
     wf.emplace_back(s.id.workflow);
@@ -42,6 +42,7 @@ Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t
     retry.emplace_back(std::to_string(s.retry_count));
     message.push_back(s.message);
     retry_at.push_back(s.retry_at ? pg::Param(format_time(*s.retry_at)) : std::nullopt);
+    backfill.push_back(s.backfill);
     if (s.consumed.empty()) {
       consumed.emplace_back(std::nullopt);
     } else {
@@ -51,14 +52,16 @@ Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t
   auto r = pg::exec(
       c,
       "INSERT INTO celos_slots (workflow, slot_time, status, external_id, retry_count, "
-      "message, retry_at, consumed) SELECT * FROM unnest($1::text[], $2::timestamptz[], "
-      "$3::text[], $4::text[], $5::integer[], $6::text[], $7::timestamptz[], $8::jsonb[]) "
+      "message, retry_at, consumed, backfill) SELECT * FROM unnest($1::text[], "
+      "$2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::timestamptz[], "
+      "$8::jsonb[], $9::text[]) "
       "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
       "external_id = excluded.external_id, retry_count = excluded.retry_count, "
-      "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed",
+      "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed, "
+      "backfill = excluded.backfill",
       {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(status),
        pg::array_literal(ext), pg::array_literal(retry), pg::array_literal(message),
-       pg::array_literal(retry_at), pg::array_literal(consumed)});
+       pg::array_literal(retry_at), pg::array_literal(consumed), pg::array_literal(backfill)});
   if (!r) return tl::unexpected(r.error());
   return {};
 }
@@ -75,7 +78,8 @@ std::string copy_rows(const std::vector<const SlotState*>& states) {
     pg::copy_field(out, std::to_string(s->retry_count), '\t');
     pg::copy_field(out, s->message, '\t');
     pg::copy_field(out, s->retry_at ? pg::Param(format_time(*s->retry_at)) : std::nullopt, '\t');
-    pg::copy_field(out, s->consumed.empty() ? std::nullopt : pg::Param(consumed_json(*s)), '\n');
+    pg::copy_field(out, s->consumed.empty() ? std::nullopt : pg::Param(consumed_json(*s)), '\t');
+    pg::copy_field(out, s->backfill, '\n');
   }
   return out;
 }
@@ -92,7 +96,8 @@ Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& stat
   }
   // Columns named: a later migration may add some.
   const std::string columns =
-      "(workflow, slot_time, status, external_id, retry_count, message, retry_at, consumed)";
+      "(workflow, slot_time, status, external_id, retry_count, message, retry_at, consumed, "
+      "backfill)";
   if (auto copied =
           pg::copy_in(c, "COPY celos_slots_in " + columns + " FROM STDIN", copy_rows(states));
       !copied) {
@@ -102,10 +107,11 @@ Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& stat
       c,
       "INSERT INTO celos_slots " + columns +
           " SELECT workflow, slot_time, status, external_id, retry_count, message, retry_at, "
-          "consumed FROM celos_slots_in "
+          "consumed, backfill FROM celos_slots_in "
           "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
           "external_id = excluded.external_id, retry_count = excluded.retry_count, "
-          "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed");
+          "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed, "
+          "backfill = excluded.backfill");
   if (!r) return tl::unexpected(r.error());
   return {};
 }
@@ -203,6 +209,7 @@ Result<SlotState> row_to_state(PGresult* r, int row) {
     }
     s.consumed = parsed->consumed;
   }
+  s.backfill = pg::field(r, row, 8);
   return s;
 }
 

@@ -347,6 +347,29 @@ class PostgresStateDatabase final : public StateDatabase {
     });
   }
 
+  Result<std::vector<std::string>> backfill_records() override {
+    return with_conn([&](PGconn* c) -> Result<std::vector<std::string>> {
+      auto r = pg::exec(c, "SELECT record FROM celos_backfills ORDER BY id");
+      if (!r) return tl::unexpected(r.error());
+      std::vector<std::string> out;
+      for (int i = 0; i < PQntuples(r->get()); ++i) {
+        out.push_back(pg::field(r->get(), i, 0).value_or(""));
+      }
+      return out;
+    });
+  }
+
+  Result<void> put_backfill_record(const std::string& id, const std::string& record) override {
+    return write([&](PGconn* c) -> Result<void> {
+      auto r = pg::exec(c,
+                        "INSERT INTO celos_backfills (id, record) VALUES ($1, $2) "
+                        "ON CONFLICT (id) DO UPDATE SET record = excluded.record",
+                        {id, record});
+      if (!r) return tl::unexpected(r.error());
+      return {};
+    });
+  }
+
  private:
   // Runs `f` on a pooled connection (connecting and migrating first when needed).
   template <class F>
