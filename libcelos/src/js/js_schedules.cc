@@ -5,6 +5,7 @@
 #include "celos/cron.h"
 #include "js/js_functions.h"
 #include "js/js_objects.h"
+#include "js/js_time_zone.h"
 
 namespace celos::js {
 namespace {
@@ -24,12 +25,13 @@ std::vector<TriggerPtr> trigger_arguments(duk_context* ctx, const char* fn) {
 // ---- schedules and strategies ------------------------------------------------------------
 
 duk_ret_t hourly_schedule(duk_context* ctx) {
-  push_celos_object(ctx, make_hourly_schedule());
+  push_celos_object(ctx, make_hourly_schedule(read_zone_options(ctx, 0, "hourlySchedule").zone));
   return 1;
 }
 
 duk_ret_t minutely_schedule(duk_context* ctx) {
-  push_celos_object(ctx, make_minutely_schedule());
+  push_celos_object(ctx,
+                    make_minutely_schedule(read_zone_options(ctx, 0, "minutelySchedule").zone));
   return 1;
 }
 
@@ -40,7 +42,9 @@ duk_ret_t cron_schedule(duk_context* ctx) {
   if (auto dense = check_schedule_density(*expression); !dense) {
     throw_error(ctx, "celos.cronSchedule: " + dense.error().message);
   }
-  push_celos_object(ctx, make_cron_schedule(std::move(*expression)));
+  auto options = read_zone_options(ctx, 1, "cronSchedule");
+  push_celos_object(
+      ctx, make_cron_schedule(std::move(*expression), std::move(options.zone), options.rule));
   return 1;
 }
 

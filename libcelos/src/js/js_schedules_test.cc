@@ -230,3 +230,75 @@ TEST_CASE("objects made by the API cannot be forged or mixed up") {
 }
 
 }  // namespace celos
+
+namespace celos {
+
+// ---- schedules in local time (issue 26) ----------------------------------------------------
+
+TEST_CASE("cronSchedule reads its expression in the timeZone it is given") {
+  using js_test::only_workflow;
+  auto schedule =
+      only_workflow(js_test::eval(js_test::define(
+                        "schedule: celos.cronSchedule('0 0 6 * * ?', "
+                        "{timeZone: 'Europe/Paris', dst: {gap: 'skip', overlap: 'both'}})")))
+          .schedule;
+  CHECK(schedule->time_zone().name() == "Europe/Paris");
+  CHECK(*schedule->times(make_time(2026, 7, 1), make_time(2026, 7, 2), ScheduleContext{}) ==
+        std::vector<Time>{make_time(2026, 7, 1, 4)});
+  // dst given: no lint.
+  CHECK(schedule->warnings(make_time(2026, 1, 1), make_time(2027, 1, 1)).empty());
+}
+
+TEST_CASE(
+    "hourlySchedule and minutelySchedule take a timeZone; CELOS_DEFAULT_TIME_ZONE is the default") {
+  using js_test::only_workflow;
+  auto hourly = only_workflow(js_test::eval(js_test::define(
+                                  "schedule: celos.hourlySchedule({timeZone: 'Asia/Kolkata'})")))
+                    .schedule;
+  CHECK(*hourly->times(make_time(2026, 1, 1), make_time(2026, 1, 1, 1), ScheduleContext{}) ==
+        std::vector<Time>{make_time(2026, 1, 1, 0, 30)});
+  auto defaulted =
+      only_workflow(js_test::eval("var CELOS_DEFAULT_TIME_ZONE = 'Asia/Kolkata';\n" +
+                                  js_test::define("schedule: celos.minutelySchedule()")))
+          .schedule;
+  CHECK(defaulted->time_zone().name() == "Asia/Kolkata");
+  auto given =
+      only_workflow(js_test::eval("var CELOS_DEFAULT_TIME_ZONE = 'Asia/Kolkata';\n" +
+                                  js_test::define("schedule: celos.cronSchedule('0 0 6 * * ?', "
+                                                  "{timeZone: 'UTC'})")))
+          .schedule;
+  CHECK(given->time_zone().is_utc());
+  auto plain =
+      only_workflow(js_test::eval(js_test::define("schedule: celos.hourlySchedule()"))).schedule;
+  CHECK(plain->time_zone().is_utc());
+}
+
+TEST_CASE("a bad timeZone or dst is a load error naming the function and the field") {
+  using js_test::error_of;
+  CHECK_THAT(error_of("celos.cronSchedule('0 0 6 * * ?', {timeZone: 'Europe/Pari'});"),
+             Catch::Contains("celos.cronSchedule: field \"timeZone\": unknown time zone "
+                             "\"Europe/Pari\" (tzdata "));
+  CHECK_THAT(error_of("celos.cronSchedule('0 0 6 * * ?', {timeZone: 'Europe/Paris', "
+                      "dst: {gap: 'later'}});"),
+             Catch::Contains("celos.cronSchedule: field \"dst.gap\": gap \"later\" is not one of"));
+  CHECK_THAT(error_of("celos.cronSchedule('0 0 6 * * ?', {dst: {overlap: 'last'}});"),
+             Catch::Contains("field \"dst.overlap\": overlap \"last\""));
+  CHECK_THAT(error_of("celos.cronSchedule('0 0 6 * * ?', {dst: {fall: 'first'}});"),
+             Catch::Contains("unknown field \"dst.fall\""));
+  CHECK_THAT(
+      error_of("celos.hourlySchedule({timezone: 'Europe/Paris'});"),
+      Catch::Contains("celos.hourlySchedule: unknown field \"timezone\" (known: timeZone, dst)"));
+  CHECK_THAT(error_of("celos.minutelySchedule('Europe/Paris');"),
+             Catch::Contains("celos.minutelySchedule: argument options must be an object"));
+  CHECK_THAT(error_of("var CELOS_DEFAULT_TIME_ZONE = 'Nowhere/Town';\ncelos.hourlySchedule();"),
+             Catch::Contains("CELOS_DEFAULT_TIME_ZONE: unknown time zone \"Nowhere/Town\""));
+}
+
+TEST_CASE("a load error in a zone option names the file and line") {
+  const auto result = js_test::eval("\n\ncelos.cronSchedule('0 0 6 * * ?', {timeZone: 'X/Y'});");
+  REQUIRE(result.errors.size() == 1);
+  CHECK(result.errors[0].file == "test.js");
+  CHECK(result.errors[0].line == 3);
+}
+
+}  // namespace celos

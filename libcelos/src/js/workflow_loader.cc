@@ -24,6 +24,7 @@
 
 #include "celos/clock.h"
 #include "celos/mutex.h"
+#include "celos/time_zone.h"
 #include "js/js_api.h"
 #include "js/js_heap.h"
 
@@ -68,6 +69,18 @@ void log_error(const LoadError& error) {
   spdlog::warn("workflow file {} line {}: {}", error.file, error.line, error.message);
 }
 
+// The load-time lint of schedules in local time (issue 26): fixed local times that the zone's
+// transitions of the coming year skip or repeat, in a file that gave no explicit dst rule.
+void log_schedule_warnings(const std::string& file, const js::FileEvaluation& evaluation) {
+  const Time now = system_clock().now();
+  for (const Workflow& workflow : evaluation.workflows) {
+    if (!workflow.schedule) continue;
+    for (const auto& warning : workflow.schedule->warnings(now, now + std::chrono::days(366))) {
+      spdlog::warn("workflow file {}: workflow {}: {}", file, workflow.id, warning);
+    }
+  }
+}
+
 class JsWorkflowSource : public WorkflowSource {
  public:
   explicit JsWorkflowSource(WorkflowLoaderOptions options) {
@@ -88,6 +101,12 @@ class JsWorkflowSource : public WorkflowSource {
   }
 
   WorkflowConfigPtr load() override {
+    if (auto tzdata = refresh_tzdata()) {
+      // Zones loaded by the cached evaluations keep the old rules: evaluate every file again.
+      spdlog::info("tzdata changed from {} to {}: evaluating every workflow file again",
+                   tzdata->before, tzdata->after);
+      clear_cache();
+    }
     std::string listing_error;
     const std::vector<std::string> names = list_workflow_files(listing_error);
     bool changed = !config_ || listing_error != listing_error_ || names.size() != cache_.size();
@@ -273,6 +292,7 @@ class JsWorkflowSource : public WorkflowSource {
                                 stamp_of(js::defaults_path(settings_.defaults_dir, imported)));
     }
     for (const LoadError& error : file.evaluation.errors) log_error(error);
+    log_schedule_warnings(name, file.evaluation);
     return file;
   }
 

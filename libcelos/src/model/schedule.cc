@@ -89,6 +89,54 @@ std::shared_ptr<const Schedule> make_dependent_schedule(std::string workflow_id)
   return std::make_shared<DependentSchedule>(std::move(workflow_id));
 }
 
+std::shared_ptr<const Schedule> make_hourly_schedule(const TimeZone& zone) {
+  if (zone.is_utc()) return make_hourly_schedule();
+  return make_cron_schedule(*CronExpression::parse("0 0 * * * ?"), zone);
+}
+
+std::shared_ptr<const Schedule> make_minutely_schedule(const TimeZone& zone) {
+  if (zone.is_utc()) return make_minutely_schedule();
+  return make_cron_schedule(*CronExpression::parse("0 * * * * ?"), zone);
+}
+
+Result<std::vector<ScheduledTime>> Schedule::explain(Time start, Time end,
+                                                     const ScheduleContext& context) const {
+  auto plain = times(start, end, context);
+  if (!plain) return tl::unexpected(plain.error());
+  std::vector<ScheduledTime> out;
+  out.reserve(plain->size());
+  for (Time t : *plain) out.push_back(ScheduledTime{t});
+  return out;
+}
+
+const TimeZone& Schedule::time_zone() const {
+  static const TimeZone utc = TimeZone::utc();
+  return utc;
+}
+
+std::vector<std::string> Schedule::warnings(Time, Time) const { return {}; }
+
+Result<std::vector<ScheduledTime>> preview_schedule(const Schedule& schedule, Time start, Time end,
+                                                    const ScheduleContext& context,
+                                                    std::size_t limit) {
+  std::vector<ScheduledTime> out;
+  for (Time from = start; from < end;) {
+    const Time to = std::min<Time>(end, from + std::chrono::days(31));
+    auto part = schedule.explain(from, to, context);
+    if (!part) return tl::unexpected(part.error());
+    out.insert(out.end(), part->begin(), part->end());
+    if (out.size() > limit) {
+      return fail(
+          fmt::format("more than {} slots between {} and {} (already {} by {}): "
+                      "narrow the range",
+                      limit, format_time(start), format_time(end), out.size(), format_time(to)),
+          ErrorCode::kInvalid);
+    }
+    from = to;
+  }
+  return out;
+}
+
 Result<bool> is_slot_time(const Schedule& schedule, Time t, const ScheduleContext& context) {
   auto times = schedule.times(t, t + std::chrono::seconds(1), context);
   if (!times) return tl::unexpected(times.error());

@@ -124,6 +124,9 @@ void Step::load_and_submit(WorkflowRun& run) {
           {run.from(pick.id.time), waiting_again(pick, inputs->waiting), now_, "step"});
       continue;
     }
+    if (const TimeZone& zone = wf.schedule->time_zone(); !zone.is_utc()) {  // ${local.year}...
+      inputs->context->variables.merge(local_time_variables(zone, pick.id.time));
+    }
     if (auto ok = fence_.confirm(); !ok) {  // a submitted job is visible (Slurm, Oozie)
       run.error(
           fmt::format("not submitting slot {}: {}", format_time(pick.id.time), ok.error().message));
