@@ -165,6 +165,8 @@ class Api {
 void register_core_routes(RouteTable& table, const Api& api);
 // The dataset routes of SPEC §14 (datasets_api.cc), registered by Api's constructor.
 void register_dataset_routes(RouteTable& table, const Api& api);
+// /api/v1/schedule-preview (schedule_preview_api.cc, issue 26).
+void register_schedule_preview_routes(RouteTable& table, const Api& api);
 // /health/*, /metrics, /api/v1/maintenance and /api/v1/audit (ops_api.cc).
 void register_ops_routes(RouteTable& table, const Api& api);
 // /api/v1/backfills and its plans (backfills_api.cc; issue 29).

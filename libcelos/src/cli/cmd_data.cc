@@ -1,4 +1,5 @@
-// Commands about data (SPEC §14): datasets, instances, announce, lineage.
+// Commands about data (SPEC §14): datasets, instances, announce, lineage; and preview, a
+// schedule's coming slot times in its own zone (issue 26).
 #include <fmt/format.h>
 
 #include "cli/command.h"
@@ -129,6 +130,28 @@ Outcome run_lineage(Context& ctx, const Args& args) {
   return {};
 }
 
+// The slots of a schedule with their local times: what a zoned workflow will do before it runs.
+Outcome run_preview(Context& ctx, const Args& args) {
+  Params params{{"id", args.positional[0]}};
+  if (auto r = add_range(ctx, args, params); !r) return r;
+  auto answer = get(ctx, "/api/v1/schedule-preview", params);
+  if (!answer) return tl::unexpected(answer.error());
+  if (print_raw(ctx, *answer)) return {};
+  ctx.out << fmt::format("time zone {} (tzdata {})\n", text_of(answer->value, "timeZone"),
+                         text_of(answer->value, "tzdata"));
+  Table table({"SLOT", "LOCAL", "DST RULE"});
+  for (const auto& s : array_of(answer->value, "slots")) {
+    table.add({{show_time(ctx.globals, text_of(s, "time"))},
+               {text_of(s, "local")},
+               {text_of(s, "rule"), Color::kYellow}});
+  }
+  table.print(ctx.out, ctx.color);
+  for (const auto& w : array_of(answer->value, "warnings")) {
+    ctx.err << "warning: " << (w.is_string() ? std::string(w.get_string()) : "") << "\n";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<CommandSpec> data_commands() {
@@ -161,6 +184,16 @@ std::vector<CommandSpec> data_commands() {
        .max_args = 2,
        .routes = {"GET /api/v1/lineage"},
        .run = run_lineage},
+      {.name = "preview",
+       .synopsis = "W [--from T] [--to T]",
+       .summary = "the slot times of W's schedule with their local times and DST rules "
+                  "(default: the next 7 days)",
+       .options = {{"--from", "T", "start (default: now)"},
+                   {"--to", "T", "end, exclusive (default: start + 7 days; at most 10,000 slots)"}},
+       .min_args = 1,
+       .max_args = 1,
+       .routes = {"GET /api/v1/schedule-preview"},
+       .run = run_preview},
   };
 }
 

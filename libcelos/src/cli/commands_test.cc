@@ -191,3 +191,21 @@ TEST_CASE("maintenance --wait returns once no slot runs") {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_CASE("preview prints each slot with its local time and DST rule, warnings on stderr") {
+  Cli cli;
+  cli.answer("/api/v1/schedule-preview?id=wf&start=2026-03-29T00%3A00%3A00.000Z",
+             R"({"id":"wf","timeZone":"Europe/Paris","tzdata":"2025b","slots":[)"
+             R"({"time":"2026-03-29T01:30:00.000Z","local":"2026-03-29T03:30:00+02:00",)"
+             R"("rule":"shift"}],"warnings":["02:30 does not exist"]})");
+  REQUIRE(cli.run({"preview", "wf", "--from", "2026-03-29T00:00Z"}) == kExitOk);
+  CHECK_THAT(cli.out.str(), Catch::Contains("time zone Europe/Paris (tzdata 2025b)") &&
+                                Catch::Contains("2026-03-29T03:30:00+02:00") &&
+                                Catch::Contains("shift"));
+  CHECK(cli.err.str() == "warning: 02:30 does not exist\n");
+  CHECK(cli.run({"preview"}) == kExitUsage);
+}
+
+}  // namespace

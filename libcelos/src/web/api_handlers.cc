@@ -8,6 +8,7 @@
 
 #include "api_params.h"
 #include "celos/api.h"
+#include "celos/time_zone.h"
 #include "slot_json.h"
 #include "web/operator_api.h"
 
@@ -168,7 +169,17 @@ HttpServerResponse get_slot_state(const Api& api, const HttpServerRequest& reque
   if (!slot) return error_response(slot.error());
   auto state = api.scheduler().slot_state(slot->workflow, slot->time);
   if (!state) return error_response(state.error());
-  return slot_response(*state);
+  auto response = slot_response(*state);
+  // A schedule in local time (issue 26): the slot's zone and local time, after the stored keys.
+  const Workflow* workflow = api.scheduler().config()->find(slot->workflow);
+  if (workflow != nullptr && !workflow->schedule->time_zone().is_utc()) {
+    const TimeZone& zone = workflow->schedule->time_zone();
+    response.body.pop_back();  // the closing brace
+    response.body += fmt::format(R"(,"timeZone":{},"local":"{}"}})",
+                                 json::serialize(json::string_view(zone.name())),
+                                 format_local_time(zone.at(slot->time)));
+  }
+  return response;
 }
 
 HttpServerResponse get_trigger_status(const Api& api, const HttpServerRequest& request) {
@@ -333,11 +344,13 @@ void register_reads(RouteTable& table, const Api& api) {
   table.add({.method = "GET",
              .path = "/version",
              .mount = Mount::kLegacyAndV1,
-             .summary = "The server's version",
-             .response_schema = R"({"type":"object","properties":{"version":{"type":"string"}}})",
+             .summary = "The server's version and the tzdata version its time zones use",
+             .response_schema = R"({"type":"object","properties":{"version":{"type":"string"},)"
+                                R"("tzdata":{"type":"string"}}})",
              .while_loading = true,
              .handler = [&api](const HttpServerRequest&) {
-               return json_response(json::object{{"version", api.options().version}});
+               return json_response(
+                   json::object{{"version", api.options().version}, {"tzdata", tzdata_version()}});
              }});
 }
 
