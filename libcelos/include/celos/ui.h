@@ -27,6 +27,7 @@
 #include "celos/http_server.h"
 #include "celos/slot.h"
 #include "celos/time.h"
+#include "celos/time_zone.h"
 
 namespace celos {
 
@@ -65,6 +66,12 @@ TileGrid make_tile_grid(Time time, std::chrono::minutes zoom);
 // `HHmm` of a tile start, and the day of month (`02`) when it starts at midnight, else "".
 std::string tile_label(Time start);
 std::string day_label(Time start);
+// The same in a zone (`/ui?tz=Europe/Paris`, issue 26): the local HHmm, and the local day of
+// month on the first tile of each local day (`older`: the tile before it, if any).
+std::string tile_label(Time start, const TimeZone& zone);
+std::string day_label(Time start, std::optional<Time> older, const TimeZone& zone);
+// The zone's change of offset inside [start, start + 1 day), if any: the DST mark of a day.
+std::optional<ZoneTransition> transition_in_day(Time start, const TimeZone& zone);
 
 // ---------------------------------------------------------------------------------------------
 // States
@@ -150,6 +157,10 @@ struct UiPage {
   std::string filter;
   int refresh_seconds = 0;
   bool fixed_time = false;  // `time=` was given: the filter form keeps it
+  // `tz=` (issue 26): the zone the times are shown in (default UTC); days with a change of
+  // offset are marked. Kept by the navigation links.
+  TimeZone zone = TimeZone::utc();
+  bool zone_given = false;
 };
 
 // `refresh`: absent or "0" -> 0 (off); a whole number of seconds from 5 to 3600; anything

@@ -188,6 +188,12 @@ class UiHandler {
     page.fixed_time = param(request, "time") != nullptr;
     page.refresh_seconds = *refresh;
     if (const std::string* filter = param(request, "filter")) page.filter = *filter;
+    if (const std::string* tz = param(request, "tz"); tz != nullptr && !tz->empty()) {
+      auto zone = TimeZone::load(*tz);
+      if (!zone) return error_html(400, "Bad tz", zone.error().message);
+      page.zone = *zone;
+      page.zone_given = true;
+    }
     page.grid = make_tile_grid(time, *zoom);
     page.hue_url = options_.hue_url;
     std::tie(page.config, page.notice) = config_.get();

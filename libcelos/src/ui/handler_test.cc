@@ -136,6 +136,9 @@ TEST_CASE("bad time or zoom parameters are a 400 page") {
   CHECK(handler(get("/ui", {{"zoom", "abc"}})).status == 400);
   CHECK(handler(get("/ui", {{"time", "2015-09-15T11:00"}})).status == 400);
   CHECK(handler(get("/ui", {{"time", "2015-09-15T11:00+02:00"}})).status == 400);
+  const auto bad_zone = handler(get("/ui", {{"tz", "Europe/Pariss"}}));
+  CHECK(bad_zone.status == 400);
+  CHECK(bad_zone.body.find("unknown time zone") != std::string::npos);
 }
 
 TEST_CASE("a celos-server that is down gives a readable 502 and the UI recovers by itself") {

@@ -28,6 +28,7 @@ table#grid { border-collapse: separate; border-spacing: 1px; }
 #grid th.now { font-family: monospace; font-weight: bold; }
 #grid th.tile { font-family: monospace; }
 #grid th.day span { background: #000; color: #fff; font-weight: bold; padding: 0 4px; }
+#grid th.day span.dst { background: #c60; }
 #grid td { font-family: monospace; min-width: 3.2em; height: 1.3em; user-select: none; }
 #grid td a { display: block; color: inherit; text-decoration: none; min-height: 1.3em; }
 #grid td.success { background: #cfc; }
@@ -123,9 +124,16 @@ constexpr std::string_view kScript = R"js(
 })();
 )js";
 
-std::string corner_time(Time t) {
-  const CivilTime c = to_civil(t);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", c.year, c.month, c.day, c.hour, c.minute);
+std::string corner_time(Time t, const TimeZone& zone) {
+  if (zone.is_utc() && zone.name() == "UTC") {
+    const CivilTime c = to_civil(t);
+    return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} UTC", c.year, c.month, c.day, c.hour,
+                       c.minute);
+  }
+  const ZonedTime z = zone.at(t);
+  const CivilTime& c = z.local;
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02} {} ({})", c.year, c.month, c.day, c.hour,
+                     c.minute, html_escape(zone.name()), format_offset(z.offset));
 }
 
 // `&amp;filter=…&amp;refresh=…` of the page, kept by every navigation link.
@@ -133,6 +141,7 @@ std::string view_suffix(const UiPage& page) {
   std::string out;
   if (!page.filter.empty()) out += "&amp;filter=" + url_encode(page.filter);
   if (page.refresh_seconds > 0) out += fmt::format("&amp;refresh={}", page.refresh_seconds);
+  if (page.zone_given) out += "&amp;tz=" + url_encode(page.zone.name());
   return out;
 }
 
@@ -221,10 +230,24 @@ void render_operator_bar(std::string& out, const UiPage& page) {
       "<div id=\"range-result\"></div></div>\n<div id=\"details\" hidden></div>\n";
 }
 
+// The day cell of tile i in a zone: the local day, marked (class dst, a title saying how the
+// clocks move) when the zone changes its offset that day.
+std::string zoned_day(const TimeZone& zone, const std::vector<Time>& starts, std::size_t i) {
+  const auto older = i + 1 < starts.size() ? std::optional<Time>(starts[i + 1]) : std::nullopt;
+  std::string day = day_label(starts[i], older, zone);
+  if (day.empty()) return day;
+  const auto t = transition_in_day(starts[i], zone);
+  if (!t) return day;
+  return fmt::format("{}</span><span class=\"dst\" title=\"{}: {} -> {}\">DST", day,
+                     format_time(t->at), format_offset(t->before), format_offset(t->after));
+}
+
 void render_header(std::string& out, const UiPage& page) {
   out += "<thead><tr class=\"days\"><th></th>";
-  for (Time start : page.grid.starts) {
-    const std::string day = day_label(start);
+  const auto& starts = page.grid.starts;  // newest first
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const std::string day =
+        page.zone_given ? zoned_day(page.zone, starts, i) : day_label(starts[i]);
     if (day.empty()) {
       out += "<th></th>";
     } else {
@@ -232,10 +255,11 @@ void render_header(std::string& out, const UiPage& page) {
     }
   }
   fmt::format_to(std::back_inserter(out), "</tr>\n<tr class=\"tiles\"><th class=\"now\">{}</th>",
-                 corner_time(page.time));
-  for (Time start : page.grid.starts) {
+                 corner_time(page.time, page.zone));
+  for (Time start : starts) {
     fmt::format_to(std::back_inserter(out), "<th class=\"tile\" title=\"{}\">{}</th>",
-                   format_time(start), tile_label(start));
+                   format_time(start),
+                   page.zone_given ? tile_label(start, page.zone) : tile_label(start));
   }
   out += "</tr></thead>\n";
 }
@@ -392,7 +416,7 @@ std::string render_ui_page(const UiPage& page) {
   std::string out;
   out.reserve(4096 + page.workflows.size() * page.grid.starts.size() * 48);
   out += "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Celos ";
-  out += corner_time(page.time);
+  out += corner_time(page.time, page.zone);
   out += "</title><style>";
   out += kStyle;
   out += ui_details_style();

@@ -66,6 +66,28 @@ std::string day_label(Time start) {
   return fmt::format("{:02}", to_civil(start).day);
 }
 
+std::string tile_label(Time start, const TimeZone& zone) {
+  const CivilTime c = zone.at(start).local;
+  return fmt::format("{:02}{:02}", c.hour, c.minute);
+}
+
+std::string day_label(Time start, std::optional<Time> older, const TimeZone& zone) {
+  const CivilTime c = zone.at(start).local;
+  if (older) {
+    const CivilTime o = zone.at(*older).local;
+    if (o.year == c.year && o.month == c.month && o.day == c.day) return "";
+  } else if (c.hour != 0 || c.minute != 0) {
+    return "";
+  }
+  return fmt::format("{:02}", c.day);
+}
+
+std::optional<ZoneTransition> transition_in_day(Time start, const TimeZone& zone) {
+  auto t = zone.next_transition(start - std::chrono::milliseconds(1));
+  if (t && t->at < start + days(1)) return t;
+  return std::nullopt;
+}
+
 std::string_view state_word(SlotStatus status) {
   switch (status) {
     case SlotStatus::kWaiting:
