@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -133,14 +134,16 @@ std::vector<ScheduledTime> reference(const CronExpression& e, const TimeZone& zo
       for (Time t : valid) out.push_back({t, DstApplied::kBoth});
     }
   }
-  std::erase_if(out, [&](const ScheduledTime& s) { return s.time < start || s.time >= end; });
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return a.time < b.time || (a.time == b.time && a.rule < b.rule);
-  });
-  out.erase(std::unique(out.begin(), out.end(),
-                        [](const auto& a, const auto& b) { return a.time == b.time; }),
-            out.end());
-  return out;
+  // One slot per instant; where a shifted time meets a named one, the named one (no rule).
+  std::map<Time, DstApplied> by_time;
+  for (const auto& s : out) {
+    if (s.time < start || s.time >= end) continue;
+    auto [it, added] = by_time.emplace(s.time, s.rule);
+    if (!added && s.rule == DstApplied::kNone) it->second = s.rule;
+  }
+  std::vector<ScheduledTime> slots;
+  for (const auto& [t, rule_applied] : by_time) slots.push_back({t, rule_applied});
+  return slots;
 }
 
 // Each slot's local time matches the expression (a shifted one once moved back by its gap).
