@@ -199,24 +199,25 @@ TEST_CASE("a running backfill shows a progress bar with its ETA, and its slots' 
   CHECK(count_of(html, "class=\"slot running backfill\" data-t=") == 1);
   CHECK(count_of(html, "data-backfill=\"bf-1\"") == 2);
   CHECK(parse_ui_backfills("not json").empty());
+}
 
-  TEST_CASE("with tz= the header shows local hours and days and marks the day the clocks move") {
-    // 2026-03-29: Paris goes from +01:00 to +02:00 at 01:00Z.
-    UiPage page = page_at(make_time(2026, 3, 29, 6, 30));
-    page.zone = *TimeZone::load("Europe/Paris");
-    page.zone_given = true;
-    const std::string html = render_ui_page(page);
-    CHECK(html.find("2026-03-29 08:30 Europe/Paris (+02:00)") != std::string::npos);
-    CHECK(html.find("title=\"2026-03-29T05:00:00.000Z\">0700</th>") != std::string::npos);
-    CHECK(html.find("title=\"2026-03-29T00:00:00.000Z\">0100</th>") != std::string::npos);
-    CHECK(html.find("title=\"2026-03-28T23:00:00.000Z\">0000</th>") != std::string::npos);
-    CHECK(html.find("<span>29</span><span class=\"dst\" "
-                    "title=\"2026-03-29T01:00:00.000Z: +01:00 -> +02:00\">DST</span>") !=
-          std::string::npos);
-    CHECK(count_of(html, "class=\"dst\"") == 1);
-    CHECK(html.find("tz=Europe%2FParis") != std::string::npos);
-    // Without tz: UTC labels, no DST mark, as before.
-    const std::string utc = render_ui_page(page_at(make_time(2026, 3, 29, 6, 30)));
-    CHECK(utc.find("2026-03-29 06:30 UTC") != std::string::npos);
-    CHECK(utc.find("class=\"dst\"") == std::string::npos);
-  }
+TEST_CASE("with tz= the header shows local hours and days and marks the day the clocks move") {
+  // 2026-03-29: Paris goes from +01:00 to +02:00 at 01:00Z.
+  UiPage page = page_at(make_time(2026, 3, 29, 6, 30));
+  page.zone = *TimeZone::load("Europe/Paris");
+  page.zone_given = true;
+  const std::string html = render_ui_page(page);
+  CHECK(html.find("2026-03-29 08:30 Europe/Paris (+02:00)") != std::string::npos);
+  CHECK(html.find("title=\"2026-03-29T05:00:00.000Z\">0700</th>") != std::string::npos);
+  CHECK(html.find("title=\"2026-03-29T00:00:00.000Z\">0100</th>") != std::string::npos);
+  CHECK(html.find("title=\"2026-03-28T23:00:00.000Z\">0000</th>") != std::string::npos);
+  CHECK(html.find("<span>29</span><span class=\"dst\" "
+                  "title=\"2026-03-29T01:00:00.000Z: +01:00 -> +02:00\">DST</span>") !=
+        std::string::npos);
+  CHECK(count_of(html, "class=\"dst\"") == 1);
+  CHECK(html.find("tz=Europe%2FParis") != std::string::npos);
+  // Without tz: UTC labels, no DST mark, as before.
+  const std::string utc = render_ui_page(page_at(make_time(2026, 3, 29, 6, 30)));
+  CHECK(utc.find("2026-03-29 06:30 UTC") != std::string::npos);
+  CHECK(utc.find("class=\"dst\"") == std::string::npos);
+}
