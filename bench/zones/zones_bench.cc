@@ -154,8 +154,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "step") {
-    const BenchArgs args = parse_bench_args(argc - 1, argv + 1);
-    step(args.sizes.size() == 2 ? 1000 : args.sizes.front(), args.dir);
+    int n = 1000;
+    std::string dir = std::filesystem::temp_directory_path();
+    for (int i = 2; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--dir" && i + 1 < argc) {
+        dir = argv[++i];
+      } else {
+        n = std::atoi(arg.c_str());
+      }
+    }
+    step(n, dir);
     return 0;
   }
   std::fprintf(stderr, "usage: celos_zones_bench property [FIRST LAST] | preview | step [N]\n");
