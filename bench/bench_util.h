@@ -7,14 +7,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include "celos/external_service.h"
 #include "celos/strategy.h"
+#include "celos/workflow.h"
 
 namespace celos::bench {
 
@@ -39,6 +42,22 @@ class NoPicks final : public SchedulingStrategy {
   std::vector<SlotState> pick(const std::vector<SlotState>&) const override { return {}; }
   std::string describe() const override { return "none"; }
 };
+
+// N hourly workflows "workflow-0000"... with an always-ready trigger, no picks and `service`.
+inline std::shared_ptr<WorkflowConfig> hourly_workflows(int n,
+                                                        std::shared_ptr<ExternalService> service) {
+  auto config = std::make_shared<WorkflowConfig>();
+  for (int i = 0; i < n; ++i) {
+    Workflow w;
+    w.id = fmt::format("workflow-{:04}", i);
+    w.schedule = make_hourly_schedule();
+    w.strategy = std::make_shared<NoPicks>();
+    w.trigger = make_always_trigger();
+    w.service = service;
+    config->workflows[w.id] = w;
+  }
+  return config;
+}
 
 inline double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();

@@ -38,6 +38,8 @@ void every_field_round_trips(StateDatabase& db) {
   full.retry_at = kDay + hours(3) + std::chrono::minutes(5);
   full.consumed["raw-logs"] = {kDay, kDay + hours(1)};
   full.consumed["other"] = {kDay + hours(2)};
+  full.deadline = kDay + hours(6);
+  full.deadline_state = DeadlineState::kAtRisk;
   const SlotState plain = SlotState::of({"contract-full", kDay + hours(4)}, SlotStatus::kReady);
   REQUIRE(db.put_slots({full, plain}));
   auto back = db.get_slot(full.id);
@@ -151,6 +153,8 @@ void a_large_batch_is_stored_whole(StateDatabase& db) {
   odd.message = "tab\there\nnewline \\N backslash\\ \"{quotes}\" ☃";
   odd.retry_at = kDay + hours(200);
   odd.consumed["in\tput"] = {kDay, kDay + hours(1)};
+  odd.deadline = kDay + hours(201);
+  odd.deadline_state = DeadlineState::kMissed;
   REQUIRE(db.put_slots(states));
   auto slots = db.get_slots("contract-batch-49", kDay, kDay + hours(24 * 7));
   REQUIRE(slots);

@@ -167,6 +167,8 @@ void register_core_routes(RouteTable& table, const Api& api);
 void register_dataset_routes(RouteTable& table, const Api& api);
 // /api/v1/schedule-preview (schedule_preview_api.cc, issue 26).
 void register_schedule_preview_routes(RouteTable& table, const Api& api);
+// GET /api/v1/deadlines and POST /api/v1/deadline (deadlines_api.cc, issue 27).
+void register_deadline_routes(RouteTable& table, const Api& api);
 // /health/*, /metrics, /api/v1/maintenance and /api/v1/audit (ops_api.cc).
 void register_ops_routes(RouteTable& table, const Api& api);
 // /api/v1/backfills and its plans (backfills_api.cc; issue 29).

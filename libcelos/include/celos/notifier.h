@@ -10,6 +10,10 @@
 // HttpClient's; celos-server uses 10 s); a failure (no answer, or a status other than 2xx) is
 // retried with exponential back-off until `give_up_after` has passed since the change, then
 // logged as undeliverable. Receivers drop duplicates by `id` (a retry after a lost answer).
+//
+// Deadlines (celos/deadline.h): a change that stores a slot's AT_RISK or MISSED goes to the
+// webhooks a FAILURE of the slot goes to, as {"id", "event": "deadline", "workflow", "time",
+// "deadline", "state", "reason", "status", "node"}.
 #pragma once
 
 #include <chrono>
@@ -79,6 +83,12 @@ class NotificationQueue {
   void push(Notification n) EXCLUDES(mutex_);
   bool refused_now(const Notification& n) EXCLUDES(mutex_);  // logged and counted when refused
   std::string payload(const SlotChange& change, const Workflow* workflow) REQUIRES(mutex_);
+  // {"id", "event": "deadline", "workflow", "time", "deadline", "state", "reason", "status",
+  // "node"}: a slot's change into AT_RISK or MISSED (celos/deadline.h).
+  std::string deadline_payload(const SlotChange& change) REQUIRES(mutex_);
+  // The webhooks of a change into `status`: the workflow's rules, and the server's for FAILURE
+  // and WAIT_TIMEOUT. Sorted, without duplicates.
+  std::vector<std::string> webhooks_for(SlotStatus status, const Workflow* workflow) const;
 
   NotifierOptions options_;
   mutable Mutex mutex_;

@@ -19,6 +19,7 @@
 
 #include "celos/backfill.h"
 #include "celos/clock.h"
+#include "celos/deadline.h"
 #include "celos/error.h"
 #include "celos/executor.h"
 #include "celos/file_system.h"
@@ -32,6 +33,8 @@
 #include "celos/workflow.h"
 
 namespace celos {
+
+class HistoryPredictor;  // celos/deadline_predictor.h
 
 // The number of SlotStatus values.
 inline constexpr int kSlotStatusCount = 7;
@@ -55,6 +58,10 @@ struct StepReport {
   // The maintenance mode the step ran in (SPEC §13): under drain nothing is submitted, under
   // pause the step does nothing.
   MaintenanceMode maintenance = MaintenanceMode::kOff;
+  // Deadlines (celos/deadline.h): the slots the step found AT_RISK, and those it found MISSED
+  // (newly: each miss is counted once).
+  int deadlines_at_risk = 0;
+  int deadlines_missed = 0;
   // Where the step's time went, phase by phase in order ("load+submit", "record", "start",
   // "advance", "follow", "restart", "write"), for the summary log line.
   std::vector<std::pair<std::string, std::chrono::milliseconds>> phases;
@@ -66,6 +73,8 @@ struct SlotChange {
   SlotState to;
   Time at{};       // the step's `now`, or the time of the API request
   std::string by;  // "step", or "api:<token name or anonymous>@<client address>"
+  // Why the slot's deadline state changed (celos/deadline.h), when it did; not stored.
+  std::string deadline_reason = {};
 };
 
 // Learns about committed changes (metrics, slot history, notifications, lineage), as Ninja's
@@ -83,6 +92,9 @@ class Scheduler {
  public:
   // All three must outlive the scheduler.
   Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolver& file_systems);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   // One step at `now` for all workflows, or only those in `ids`. `cause`, when not empty, names
   // a partial step's reason in the step's log lines ("after announcement of clicks", issue 28).
@@ -102,6 +114,11 @@ class Scheduler {
   // The clock that measures steps and their phases (not owned; must outlive the scheduler).
   // Default: system_clock(). The step's `now` is always given. Call before the first step.
   void set_clock(Clock& clock) { clock_ = &clock; }
+  // What predicts when slots finish (celos/deadline.h; not owned, must outlive the scheduler).
+  // Default: the scheduler's own, which learns from the history of the changes it commits
+  // (celos/deadline_predictor.h). Call before the first step.
+  void set_deadline_predictor(const DeadlinePredictor& predictor) { predictor_ = &predictor; }
+  const DeadlinePredictor* deadline_predictor() const { return predictor_; }
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -137,6 +154,21 @@ class Scheduler {
   // workflow or a time that is not one of its slots.
   [[nodiscard]] Result<std::vector<SlotHistoryEntry>> slot_history(const std::string& workflow,
                                                                    Time slot_time);
+  // Deadlines (deadline_ops.cc, celos/deadline.h). Moves one slot's deadline (POST
+  // /api/v1/deadline): stored with the slot (a slot with nothing stored is stored WAITING), its
+  // deadline state forgotten so that the next step judges it against the new deadline.
+  // kNotFound as rerun.
+  [[nodiscard]] Result<SlotState> set_deadline(const std::string& workflow, Time slot_time,
+                                               Time deadline, Time now,
+                                               const std::string& by = "api");
+  // The slots whose deadline falls in [start, end) (GET /api/v1/deadlines), in `states` (empty:
+  // all), ordered by deadline. kInvalid for an inverted range or one longer than 7 days.
+  [[nodiscard]] Result<std::vector<DeadlineView>> deadlines(Time start, Time end, Time now,
+                                                            const std::set<DeadlineState>& states);
+  // One slot's deadline at `now` (/trigger-status); nothing when it has none.
+  [[nodiscard]] Result<std::optional<DeadlineView>> deadline_view(const std::string& workflow,
+                                                                  Time slot_time, Time now);
+
   // The trigger's status tree for a slot, evaluated at `now`.
   [[nodiscard]] Result<TriggerStatus> trigger_status(const std::string& workflow, Time slot_time,
                                                      Time now);
@@ -172,6 +204,8 @@ class Scheduler {
   Executor* executor_;
   LeaseGuard* guard_ = &always_current_lease_guard();
   Clock* clock_ = &system_clock();
+  std::unique_ptr<HistoryPredictor> own_predictor_;  // a listener too
+  const DeadlinePredictor* predictor_ = nullptr;
 };
 
 }  // namespace celos

@@ -25,6 +25,12 @@ std::string_view to_string(SlotStatus s);
 // SUCCESS, FAILURE, WAIT_TIMEOUT and KILLED: the step leaves them alone.
 bool is_final(SlotStatus s);
 
+// The states of a slot's deadline (celos/deadline.h).
+enum class DeadlineState { kPending, kAtRisk, kMet, kMissed };
+// "PENDING", "AT_RISK", "MET", "MISSED".
+std::string_view to_string(DeadlineState s);
+[[nodiscard]] Result<DeadlineState> parse_deadline_state(std::string_view text);
+
 struct SlotId {
   std::string workflow;
   Time time;  // whole seconds
@@ -51,6 +57,11 @@ struct SlotState {
   // the backfill plan that owns this slot ("backfill", celos/backfill.h): only that plan's lane
   // submits it, while the plan runs. A rerun by hand clears it (the slot is live again).
   std::optional<std::string> backfill;
+  // the slot's deadline, fixed when it was first stored ("deadline"; celos/deadline.h),
+  std::optional<Time> deadline;
+  // the highest deadline state it reached and was notified of: AT_RISK or MISSED
+  // ("deadlineState").
+  std::optional<DeadlineState> deadline_state;
 
   friend bool operator==(const SlotState&, const SlotState&) = default;
 

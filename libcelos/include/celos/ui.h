@@ -123,6 +123,15 @@ struct UiWorkflow {
   std::optional<std::string> error;  // its slots could not be read: shown in its row
 };
 
+// A slot whose deadline is at risk or missed (GET /api/v1/deadlines), listed above the grid.
+struct UiDeadline {
+  std::string workflow;
+  Time time{};
+  Time deadline{};
+  DeadlineState state = DeadlineState::kAtRisk;
+  std::string reason;
+};
+
 struct UiGroup {
   std::string name;
   std::vector<std::string> workflows;
@@ -161,6 +170,9 @@ struct UiPage {
   // offset are marked. Kept by the navigation links.
   TimeZone zone = TimeZone::utc();
   bool zone_given = false;
+  // The slots whose deadline is at risk or missed, by deadline (issue 27): listed above the
+  // grid, and a mark on their tiles.
+  std::vector<UiDeadline> deadlines;
 };
 
 // `refresh`: absent or "0" -> 0 (off); a whole number of seconds from 5 to 3600; anything

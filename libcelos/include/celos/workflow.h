@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "celos/dataset.h"
+#include "celos/deadline.h"
 #include "celos/error.h"
 #include "celos/external_service.h"
 #include "celos/schedule.h"
@@ -53,6 +54,8 @@ struct Workflow {
     std::string webhook;
   };
   std::vector<Notify> notify;
+  // Deadlines (celos/deadline.h): when each new slot must be SUCCESS, and what a miss does.
+  std::optional<DeadlineRule> deadline;
 };
 
 // The longest workflow id, in bytes of UTF-8 (SPEC §16).

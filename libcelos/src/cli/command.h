@@ -90,6 +90,7 @@ std::vector<CommandSpec> server_commands();    // cmd_server.cc
 std::vector<CommandSpec> data_commands();      // cmd_data.cc
 std::vector<CommandSpec> backfill_commands();  // cmd_backfill.cc
 std::vector<CommandSpec> local_commands();     // cmd_sim.cc
+std::vector<CommandSpec> deadline_commands();  // cmd_deadline.cc
 CommandSpec log_command();                     // cmd_log.cc
 // The length of the longest end of `before` that starts `now` (log --follow: what is new).
 std::size_t log_overlap(std::string_view before, std::string_view now);

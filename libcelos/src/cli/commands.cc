@@ -1,6 +1,7 @@
 // The command table and run_cli: globals, the command's own arguments, the run, the exit code.
 // Commands live in files by what they touch (cmd_slots.cc: reading slots; cmd_change.cc:
-// changing them; cmd_server.cc: the server and cluster; cmd_data.cc: datasets and lineage).
+// changing them; cmd_server.cc: the server and cluster; cmd_data.cc: datasets and lineage;
+// cmd_deadline.cc: deadlines).
 #include <ostream>
 
 #include <fmt/format.h>
@@ -15,7 +16,7 @@ namespace {
 std::vector<CommandSpec> make_table() {
   std::vector<CommandSpec> table;
   for (auto part : {slot_commands, change_commands, data_commands, backfill_commands,
-                    server_commands, local_commands}) {
+                    deadline_commands, server_commands, local_commands}) {
     for (CommandSpec& spec : part()) table.push_back(std::move(spec));
   }
   return table;

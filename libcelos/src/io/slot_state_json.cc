@@ -33,6 +33,8 @@ std::string slot_state_to_json(const SlotState& state, bool with_time) {
     }
     o["consumed"] = std::move(consumed);
   }
+  if (state.deadline) o["deadline"] = format_time(*state.deadline);
+  if (state.deadline_state) o["deadlineState"] = std::string(to_string(*state.deadline_state));
   return json::serialize(o);
 }
 
@@ -44,6 +46,22 @@ Result<Time> stored_time(const json::value& v, std::string_view key) {
   auto t = parse_time(std::string_view(v.get_string()));
   if (!t) return fail(fmt::format("\"{}\": {}", key, t.error().message), ErrorCode::kCorrupt);
   return *t;
+}
+
+// "deadline" and "deadlineState" (celos/deadline.h).
+Result<SlotState> read_deadline_keys(const json::object& o, SlotState state) {
+  if (const json::value* d = o.if_contains("deadline"); d && !d->is_null()) {
+    auto t = stored_time(*d, "deadline");
+    if (!t) return tl::unexpected(t.error());
+    state.deadline = *t;
+  }
+  if (const json::value* d = o.if_contains("deadlineState"); d && !d->is_null()) {
+    if (!d->is_string()) return fail("\"deadlineState\" is not a string", ErrorCode::kCorrupt);
+    auto parsed = parse_deadline_state(std::string_view(d->get_string()));
+    if (!parsed) return fail("\"deadlineState\": " + parsed.error().message, ErrorCode::kCorrupt);
+    state.deadline_state = *parsed;
+  }
+  return state;
 }
 
 // The keys of SPEC §16 that only some records carry.
@@ -73,7 +91,7 @@ Result<SlotState> read_optional_keys(const json::object& o, SlotState state) {
       }
     }
   }
-  return state;
+  return read_deadline_keys(o, std::move(state));
 }
 
 }  // namespace

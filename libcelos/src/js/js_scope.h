@@ -83,6 +83,9 @@ void read_dataset_fields(duk_context* ctx, const char* fn, Workflow& workflow);
 // Operator fields (js_operator.cc): retryDelaySeconds, retryBackoffFactor,
 // maxRetryDelaySeconds and notify of the defineWorkflow options at stack index 0.
 void read_operator_fields(duk_context* ctx, const char* fn, Workflow& workflow);
+// Deadlines (js_deadline.cc): the deadline and onMiss fields (or the CELOS_DEFAULT_DEADLINE and
+// CELOS_DEFAULT_ON_MISS globals of a defaults file) of the defineWorkflow options at index 0.
+void read_deadline_fields(duk_context* ctx, const char* fn, Workflow& workflow);
 // Hands the script a trigger object (js_api.cc).
 void push_trigger(duk_context* ctx, TriggerPtr trigger);
 

@@ -19,7 +19,9 @@ const std::set<std::string, std::less<>> kWorkflowFields = {
     // datasets (js_datasets.cc)
     "inputs", "outputs", "atomicOutputs",
     // retry back-off and notifications (js_operator.cc)
-    "retryDelaySeconds", "retryBackoffFactor", "maxRetryDelaySeconds", "notify"};
+    "retryDelaySeconds", "retryBackoffFactor", "maxRetryDelaySeconds", "notify",
+    // deadlines (js_deadline.cc)
+    "deadline", "onMiss"};
 
 // Pushes options[name]; returns false (and leaves undefined) when it is missing or null.
 bool get_field(duk_context* ctx, const char* name) {
@@ -71,7 +73,7 @@ void check_workflow_fields(duk_context* ctx, const char* fn) {
                               "schedulingStrategy, trigger, externalService, startTime, "
                               "maxRetryCount, waitTimeoutSeconds, url, contacts, inputs, outputs, "
                               "atomicOutputs, retryDelaySeconds, retryBackoffFactor, "
-                              "maxRetryDelaySeconds, notify)",
+                              "maxRetryDelaySeconds, notify, deadline, onMiss)",
                               fn, name));
     }
     duk_pop(ctx);
@@ -135,6 +137,7 @@ void read_optional_fields(duk_context* ctx, const char* fn, Workflow& workflow) 
   if (get_field(ctx, "contacts")) workflow.contacts = read_contacts(ctx, fn);
   duk_pop_n(ctx, 5);
   read_operator_fields(ctx, fn, workflow);
+  read_deadline_fields(ctx, fn, workflow);
 }
 
 }  // namespace

@@ -25,10 +25,31 @@ bool listed(const std::vector<SlotStatus>& on, SlotStatus s) {
   return std::find(on.begin(), on.end(), s) != on.end();
 }
 
+// A change of a slot into AT_RISK or MISSED (celos/deadline.h), stored with the change: once.
+bool deadline_alert(const SlotChange& change) {
+  const auto to = change.to.deadline_state;
+  if (to != DeadlineState::kAtRisk && to != DeadlineState::kMissed) return false;
+  return !change.from || change.from->deadline_state != to;
+}
+
 }  // namespace
 
 NotificationQueue::NotificationQueue(NotifierOptions options)
     : options_(std::move(options)), id_prefix_(random_prefix()) {}
+
+std::string NotificationQueue::deadline_payload(const SlotChange& change) {
+  const SlotState& s = change.to;
+  json::object o{{"id", fmt::format("{}-{}", id_prefix_, ++counter_)},
+                 {"event", "deadline"},
+                 {"workflow", s.id.workflow},
+                 {"time", format_time(s.id.time)},
+                 {"deadline", s.deadline ? json::value(format_time(*s.deadline)) : json::value()},
+                 {"state", to_string(*s.deadline_state)},
+                 {"reason", change.deadline_reason},
+                 {"status", to_string(s.status)},
+                 {"node", options_.node}};
+  return json::serialize(o);
+}
 
 std::string NotificationQueue::payload(const SlotChange& change, const Workflow* workflow) {
   const SlotState& s = change.to;
@@ -42,11 +63,9 @@ std::string NotificationQueue::payload(const SlotChange& change, const Workflow*
   return json::serialize(o);
 }
 
-void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& config) {
-  if (change.from && change.from->status == change.to.status) return;  // not a change of status
-  const Workflow* workflow = config.find(change.to.id.workflow);
+std::vector<std::string> NotificationQueue::webhooks_for(SlotStatus status,
+                                                         const Workflow* workflow) const {
   std::vector<std::string> webhooks;
-  const SlotStatus status = change.to.status;
   if (status == SlotStatus::kFailure || status == SlotStatus::kWaitTimeout) {
     webhooks = options_.default_webhooks;
   }
@@ -57,7 +76,24 @@ void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& conf
   }
   std::sort(webhooks.begin(), webhooks.end());
   webhooks.erase(std::unique(webhooks.begin(), webhooks.end()), webhooks.end());
-  for (const std::string& url : webhooks) {
+  return webhooks;
+}
+
+void NotificationQueue::add(const SlotChange& change, const WorkflowConfig& config) {
+  const Workflow* workflow = config.find(change.to.id.workflow);
+  if (deadline_alert(change)) {
+    // Deadline alerts go where FAILURE notifications go.
+    for (const std::string& url : webhooks_for(SlotStatus::kFailure, workflow)) {
+      std::string body;
+      {
+        MutexLock lock(mutex_);
+        body = deadline_payload(change);
+      }
+      push(Notification{url, std::move(body), change.at, change.at, 0});
+    }
+  }
+  if (change.from && change.from->status == change.to.status) return;  // not a change of status
+  for (const std::string& url : webhooks_for(change.to.status, workflow)) {
     std::string body;
     {
       MutexLock lock(mutex_);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "celos/deadline_predictor.h"
 #include "model/dataset_step.h"
 #include "model/retry_backoff.h"
 #include "model/step.h"
@@ -59,7 +60,13 @@ Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolv
       db_(db),
       file_systems_(file_systems),
       inline_executor_(make_inline_executor()),
-      executor_(inline_executor_.get()) {}
+      executor_(inline_executor_.get()),
+      own_predictor_(std::make_unique<HistoryPredictor>()),
+      predictor_(own_predictor_.get()) {
+  listeners_.push_back(own_predictor_.get());
+}
+
+Scheduler::~Scheduler() = default;
 
 void Scheduler::set_executor(Executor& executor) { executor_ = &executor; }
 
@@ -115,11 +122,11 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     std::vector<std::string> errors = std::move(report.errors);
     BackfillPump backfills = admit_backfills(*config, now, mode);
     errors.insert(errors.end(), backfills.errors.begin(), backfills.errors.end());
-    report =
-        detail::run_step(*config, now, ids,
-                         {db_, file_systems_, *executor_, *clock_,
-                          [this](const std::vector<SlotChange>& changes) { notify(changes); },
-                          mode == MaintenanceMode::kDrain, guard_, std::move(backfills.running)});
+    report = detail::run_step(
+        *config, now, ids,
+        {db_, file_systems_, *executor_, *clock_,
+         [this](const std::vector<SlotChange>& changes) { notify(changes); },
+         mode == MaintenanceMode::kDrain, guard_, std::move(backfills.running), predictor_});
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
   }
   report.maintenance = mode;
@@ -191,6 +198,7 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   // A slot with nothing stored may be rerun: that is how backfill marks old slots.
   auto next = stored->has_value() ? (*stored)->rerun() : SlotState::waiting(id);
   if (!next) return next;
+  next->deadline = effective_deadline(**wf, *next);  // fixed when first stored
   if (auto marked = db_.mark_rerun(id, now); !marked) return tl::unexpected(marked.error());
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),
@@ -210,6 +218,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, T
   const SlotState current = stored->value_or(SlotState::waiting(id));
   auto next = current.killed();
   if (!next) return next;
+  next->deadline = effective_deadline(**wf, *next);  // fixed when first stored
   if (current.status == SlotStatus::kRunning && current.external_id) {
     if (auto ok = guard_->confirm(); !ok) {  // a node that lost its lease kills nothing
       return fail(fmt::format("not killing {} of slot {}: {}", *current.external_id, to_string(id),

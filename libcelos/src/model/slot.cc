@@ -36,6 +36,20 @@ Result<SlotStatus> parse_slot_status(std::string_view text) {
   return fail(fmt::format("unknown slot status \"{}\"", text), ErrorCode::kInvalid);
 }
 
+namespace {
+constexpr std::array<std::string_view, 4> kDeadlineNames = {"PENDING", "AT_RISK", "MET", "MISSED"};
+}  // namespace
+
+std::string_view to_string(DeadlineState s) { return kDeadlineNames[static_cast<std::size_t>(s)]; }
+
+Result<DeadlineState> parse_deadline_state(std::string_view text) {
+  for (std::size_t i = 0; i < kDeadlineNames.size(); ++i) {
+    if (kDeadlineNames[i] == text) return static_cast<DeadlineState>(i);
+  }
+  return fail(fmt::format("unknown deadline state \"{}\" (PENDING, AT_RISK, MET, MISSED)", text),
+              ErrorCode::kInvalid);
+}
+
 bool is_final(SlotStatus s) {
   return s == SlotStatus::kSuccess || s == SlotStatus::kFailure || s == SlotStatus::kWaitTimeout ||
          s == SlotStatus::kKilled;

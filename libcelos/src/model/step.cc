@@ -50,6 +50,7 @@ void Step::run(const std::optional<std::set<std::string>>& ids) {
   if (!fence_.lost()) timed("advance", [&] { advance(); });
   report_.phases.emplace_back("follow", follow_busy_);  // during advance
   if (!fence_.lost()) timed("restart", [&] { start_jobs(restart_of); });
+  if (!fence_.lost()) timed("deadlines", [&] { check_deadlines(); });
   if (!fence_.lost()) timed("write", [&] { write_changes(); });
   finish_report();
 }

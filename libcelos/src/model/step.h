@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "celos/deadline.h"
 #include "celos/executor.h"
 #include "celos/lease_guard.h"
 #include "celos/scheduler.h"
@@ -30,6 +31,8 @@ struct StepEnvironment {
   // The running backfill plans (celos/backfill.h): a slot of one of them is submitted with the
   // capacity the live slots left; a slot of any other plan is not submitted.
   std::set<std::string> running_backfills = {};
+  // Predicts when slots finish, for their deadlines' AT_RISK; none: no slot is ever at risk.
+  const DeadlinePredictor* predictor = nullptr;
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,

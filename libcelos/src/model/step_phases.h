@@ -110,6 +110,22 @@ class Step {
 
   bool backing_off(const SlotState& s) const { return s.retry_at && now_ < *s.retry_at; }
 
+  // ---- deadlines (step_deadline.cc) ----
+
+  // Each slot's deadline at the step's `now`, after phase 3: a slot with a deadline that is not
+  // stored yet is stored with it (so that edits never move it), a transition to AT_RISK or
+  // MISSED is stored in the same write as the slot's change (the notification goes out once,
+  // after it), and onMiss "kill" kills a missed slot.
+  void check_deadlines();
+  using Kills = std::vector<std::pair<WorkflowRun*, std::size_t>>;  // run, index of its change
+  void check_deadlines(WorkflowRun& run, Kills& kills);
+  // Applies one slot's deadline verdict: a change of its own, or on top of the step's change.
+  // `before`: the slot's stored state (nothing: not stored); `change`: the step's change of it.
+  void record_deadline(WorkflowRun& run, const SlotState& latest,
+                       const std::optional<SlotState>& before, SlotChange* change, Kills& kills);
+  void kill_missed(Kills& kills);
+  void kill_missed(WorkflowRun& run, SlotChange& change);
+
   // ---- shared ----
 
   static std::vector<SlotState>& running_of(WorkflowRun& run) { return run.running; }

@@ -11,6 +11,7 @@
 #include "celos/clock.h"
 #include "celos/mutex.h"
 #include "celos/ui.h"
+#include "ui/deadlines.h"
 #include "ui/details.h"
 #include "ui/html.h"
 #include "ui/lineage.h"
@@ -210,6 +211,7 @@ class UiHandler {
     page.maintenance = maintenance_banner();
     if (auto plans = reader_.get_json("/api/v1/backfills"))
       page.backfills = parse_ui_backfills(*plans);
+    page.deadlines = at_risk_and_missed(page.grid.begin(), end, page.filter);
     return html_response(200, render_ui_page(page));
   }
 
@@ -231,6 +233,23 @@ class UiHandler {
       banner += " (since " + std::string(since->get_string()) + ")";
     }
     return banner;
+  }
+
+  // The slots whose deadline in [start, end + 1 day) is at risk or missed (at most 7 days);
+  // none when the server cannot say (an older celos-server: the page works without the list).
+  std::vector<UiDeadline> at_risk_and_missed(Time start, Time end, const std::string& filter) {
+    end = std::min(end + std::chrono::hours(24), start + std::chrono::hours(24 * 7));
+    auto text =
+        reader_.get_json(fmt::format("/api/v1/deadlines?start={}&end={}&state=AT_RISK,MISSED",
+                                     format_time(start), format_time(end)));
+    if (!text) return {};
+    auto list = parse_ui_deadlines(*text);
+    if (!list) return {};
+    std::vector<UiDeadline> shown;
+    for (UiDeadline& d : *list) {
+      if (workflow_matches_filter(d.workflow, filter)) shown.push_back(std::move(d));
+    }
+    return shown;
   }
 
   // POST /rerun?id=W&start=S&end=E[&status=…][&dryRun=true]: a range (SPEC §16).

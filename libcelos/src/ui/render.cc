@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "celos/ui.h"
+#include "ui/deadlines.h"
 #include "ui/details.h"
 
 namespace celos {
@@ -268,13 +269,22 @@ struct TileAcc {
   const UiSlot* first = nullptr;
   int count = 0;
   SlotStatus worst = SlotStatus::kSuccess;
+  std::optional<DeadlineState> deadline;  // MISSED over AT_RISK
 };
+
+// The mark of a tile whose slot's deadline is at risk or missed (ui/deadlines.cc's style).
+std::string_view deadline_class(std::optional<DeadlineState> state) {
+  if (state == DeadlineState::kMissed) return " dl-missed";
+  if (state == DeadlineState::kAtRisk) return " dl-at-risk";
+  return "";
+}
 
 // Compact on purpose (500 rows × 48 tiles): the tooltip text is built by the script on hover
 // from these attributes instead of being repeated in every cell.
-void render_single(std::string& out, const UiSlot& slot, const std::string& hue_url) {
-  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}{}\" data-t=\"{}\"",
-                 state_class(slot.status), slot.backfill ? " backfill" : "",
+void render_single(std::string& out, const UiSlot& slot, const std::string& hue_url,
+                   std::optional<DeadlineState> mark) {
+  fmt::format_to(std::back_inserter(out), "<td class=\"slot {}{}{}\" data-t=\"{}\"",
+                 state_class(slot.status), slot.backfill ? " backfill" : "", deadline_class(mark),
                  format_time(slot.time));
   if (slot.backfill) {
     out += " data-backfill=\"";
@@ -305,6 +315,12 @@ void render_single(std::string& out, const UiSlot& slot, const std::string& hue_
 void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
                   std::vector<TileAcc>& tiles) {
   tiles.assign(page.grid.starts.size(), TileAcc{});
+  const std::map<Time, DeadlineState> marks = deadline_marks(page, wf.id);
+  auto mark_of = [&](const UiSlot& slot) -> std::optional<DeadlineState> {
+    auto it = marks.find(slot.time);
+    if (it == marks.end()) return std::nullopt;
+    return it->second;
+  };
   for (const UiSlot& slot : wf.slots) {
     const auto index = page.grid.tile_of(slot.time);
     if (!index) continue;
@@ -313,6 +329,9 @@ void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
       tile.worst = slot.status;
     }
     if (tile.count == 0) tile.first = &slot;
+    if (auto mark = mark_of(slot); mark && (!tile.deadline || *mark == DeadlineState::kMissed)) {
+      tile.deadline = mark;
+    }
     ++tile.count;
   }
   for (std::size_t i = 0; i < tiles.size(); ++i) {
@@ -320,13 +339,13 @@ void render_tiles(std::string& out, const UiWorkflow& wf, const UiPage& page,
     if (tile.count == 0) {
       out += "<td></td>";
     } else if (tile.count == 1) {
-      render_single(out, *tile.first, page.hue_url);
+      render_single(out, *tile.first, page.hue_url, tile.deadline);
     } else {  // data-tile: a click selects the tile's slots as a rerun range
       fmt::format_to(
           std::back_inserter(out),
-          "<td class=\"slot multi {}\" data-tile=\"{}\" title=\"{} slots, worst {}\">{}</td>",
-          state_class(tile.worst), format_time(page.grid.starts[i]), tile.count,
-          ui_status_name(tile.worst), tile.count);
+          "<td class=\"slot multi {}{}\" data-tile=\"{}\" title=\"{} slots, worst {}\">{}</td>",
+          state_class(tile.worst), deadline_class(tile.deadline), format_time(page.grid.starts[i]),
+          tile.count, ui_status_name(tile.worst), tile.count);
     }
   }
 }
@@ -420,6 +439,7 @@ std::string render_ui_page(const UiPage& page) {
   out += "</title><style>";
   out += kStyle;
   out += ui_details_style();
+  out += ui_deadline_style();
   out += "</style></head>\n<body>\n";
   render_nav(out, page);
   render_operator_bar(out, page);
@@ -434,6 +454,7 @@ std::string render_ui_page(const UiPage& page) {
     append_escaped(out, page.notice);
     out += "</div>\n";
   }
+  render_deadline_list(out, page);
   fmt::format_to(std::back_inserter(out),
                  "<table id=\"grid\" data-time=\"{}\" data-zoom=\"{}\" data-refresh=\"{}\">\n",
                  format_time(page.time), page.grid.zoom.count(), page.refresh_seconds);

@@ -54,6 +54,7 @@ Api::Api(Scheduler& scheduler, ApiOptions options)
   register_operator_routes(routes_, *this);
   register_dataset_routes(routes_, *this);
   register_schedule_preview_routes(routes_, *this);
+  register_deadline_routes(routes_, *this);
   register_ops_routes(routes_, *this);
   register_oozie_notification_route(routes_, *this, options_.running_jobs);
   register_backfill_routes(routes_, *this);

@@ -187,7 +187,11 @@ HttpServerResponse get_trigger_status(const Api& api, const HttpServerRequest& r
   if (!slot) return error_response(slot.error());
   auto status = api.scheduler().trigger_status(slot->workflow, slot->time, api.now());
   if (!status) return error_response(status.error());
-  return json_response(trigger_json(*status));
+  json::object tree = trigger_json(*status);
+  // The slot's deadline (issue 27), beside the trigger's tree.
+  auto deadline = api.scheduler().deadline_view(slot->workflow, slot->time, api.now());
+  if (deadline && *deadline) tree["deadline"] = deadline_json(**deadline);
+  return json_response(tree);
 }
 
 HttpServerResponse post_rerun(const Api& api, const HttpServerRequest& request) {

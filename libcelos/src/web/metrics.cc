@@ -82,6 +82,12 @@ void Metrics::on_slot_changes(const std::vector<SlotChange>& changes) {
     if (slots_[from] > 0) --slots_[from];
     ++slots_[static_cast<std::size_t>(change.to.status)];
   }
+  for (const SlotChange& change : changes) {  // stored once per slot: counted once
+    const bool was = change.from && change.from->deadline_state == DeadlineState::kMissed;
+    if (!was && change.to.deadline_state == DeadlineState::kMissed) {
+      deadlines_missed_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
 void Metrics::on_step(const StepReport& report) {
@@ -89,6 +95,7 @@ void Metrics::on_step(const StepReport& report) {
   step_duration_.observe(std::chrono::duration<double>(report.duration).count());
   set_maintenance(report.maintenance);
   if (report.maintenance == MaintenanceMode::kPause) return;  // looked at nothing
+  deadlines_at_risk_.store(report.deadlines_at_risk, std::memory_order_relaxed);
   MutexLock lock(slots_mutex_);
   slots_.fill(0);
   for (const auto& [status, count] : report.slot_counts) {
@@ -234,6 +241,14 @@ std::string Metrics::render(const WorkflowConfig* config) const {
          "Notifications not sent: the webhook points at loopback or this server.");
   fmt::format_to(std::back_inserter(out), "celos_webhooks_refused_total {}\n",
                  webhooks_refused_.load(std::memory_order_relaxed));
+  header(out, "celos_deadline_missed_total", "counter",
+         "Slots that missed their deadline (each counted once, when the miss was stored).");
+  fmt::format_to(std::back_inserter(out), "celos_deadline_missed_total {}\n",
+                 deadlines_missed_.load(std::memory_order_relaxed));
+  header(out, "celos_deadlines_at_risk", "gauge",
+         "Slots predicted to finish after their deadline, as of the last step.");
+  fmt::format_to(std::back_inserter(out), "celos_deadlines_at_risk {}\n",
+                 deadlines_at_risk_.load(std::memory_order_relaxed));
   return out;
 }
 

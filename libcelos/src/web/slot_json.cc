@@ -58,6 +58,11 @@ void append_slot(std::string& out, const SlotState& state) {
     out += R"(,"backfill":)";
     out += json::serialize(json::string_view(*state.backfill));
   }
+  if (state.deadline) {  // issue 27: fixed when the slot was first stored
+    out += R"(,"deadline":")";
+    append_time(out, *state.deadline);
+    out += '"';
+  }
   out += '}';
 }
 

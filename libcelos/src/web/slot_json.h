@@ -20,6 +20,8 @@ void append_time(std::string& out, Time t);
 void append_slot(std::string& out, const SlotState& state);
 HttpServerResponse slot_response(const SlotState& state);
 boost::json::object trigger_json(const TriggerStatus& status);
+// {"deadline", "state", "predictedFinish", "reason"} of one slot (deadlines_api.cc).
+boost::json::object deadline_json(const DeadlineView& view);
 
 // "info":{...},"paused":b,"slots":[...] of one workflow (without the braces), or the error that
 // kept it from being read.

@@ -8,7 +8,8 @@ namespace celos {
 namespace {
 
 bool needs_whole(const SlotState& s) {
-  return s.message || s.retry_at || s.backfill || !s.consumed.empty() ||
+  return s.message || s.retry_at || s.backfill || s.deadline || s.deadline_state ||
+         !s.consumed.empty() ||
          (s.external_id && s.external_id->size() > std::numeric_limits<std::uint16_t>::max());
 }
 

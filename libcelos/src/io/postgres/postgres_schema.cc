@@ -50,6 +50,8 @@ constexpr const char* kMigrations[] = {
     // 6 -> 7: backfill plans (issue 29): the plan owning a slot, and the plans' JSON records.
     "ALTER TABLE celos_slots ADD COLUMN backfill text;"
     "CREATE TABLE celos_backfills (id text PRIMARY KEY, record text NOT NULL);",
+    // 7 -> 8: a slot's deadline and the highest deadline state it reached (issue 27).
+    "ALTER TABLE celos_slots ADD COLUMN deadline timestamptz, ADD COLUMN deadline_state text;",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

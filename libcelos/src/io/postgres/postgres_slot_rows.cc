@@ -31,8 +31,24 @@ std::string consumed_json(const SlotState& s) {
   return boost::json::serialize(consumed);
 }
 
+// The columns an upsert replaces.
+constexpr const char* kUpdateColumns =
+    "status = excluded.status, external_id = excluded.external_id, "
+    "retry_count = excluded.retry_count, message = excluded.message, "
+    "retry_at = excluded.retry_at, consumed = excluded.consumed, backfill = excluded.backfill, "
+    "deadline = excluded.deadline, deadline_state = excluded.deadline_state";
+
+pg::Param deadline_param(const SlotState& s) {
+  return s.deadline ? pg::Param(format_time(*s.deadline)) : std::nullopt;
+}
+
+pg::Param deadline_state_param(const SlotState& s) {
+  return s.deadline_state ? pg::Param(std::string(to_string(*s.deadline_state))) : std::nullopt;
+}
+
 Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t n) {
-  std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed, backfill;
+  std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed, backfill,
+      deadline, deadline_state;
   for (std::size_t i = 0; i < n; ++i) {
     const SlotState& s = *states[i];
     wf.emplace_back(s.id.workflow);
@@ -48,20 +64,21 @@ Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t
     } else {
       consumed.emplace_back(consumed_json(s));
     }
+    deadline.push_back(deadline_param(s));
+    deadline_state.push_back(deadline_state_param(s));
   }
   auto r = pg::exec(
       c,
       "INSERT INTO celos_slots (workflow, slot_time, status, external_id, retry_count, "
-      "message, retry_at, consumed, backfill) SELECT * FROM unnest($1::text[], "
-      "$2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::timestamptz[], "
-      "$8::jsonb[], $9::text[]) "
-      "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
-      "external_id = excluded.external_id, retry_count = excluded.retry_count, "
-      "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed, "
-      "backfill = excluded.backfill",
+      "message, retry_at, consumed, backfill, deadline, deadline_state) SELECT * FROM "
+      "unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], "
+      "$7::timestamptz[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::text[]) "
+      "ON CONFLICT (workflow, slot_time) DO UPDATE SET " +
+          std::string(kUpdateColumns),
       {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(status),
        pg::array_literal(ext), pg::array_literal(retry), pg::array_literal(message),
-       pg::array_literal(retry_at), pg::array_literal(consumed), pg::array_literal(backfill)});
+       pg::array_literal(retry_at), pg::array_literal(consumed), pg::array_literal(backfill),
+       pg::array_literal(deadline), pg::array_literal(deadline_state)});
   if (!r) return tl::unexpected(r.error());
   return {};
 }
@@ -79,7 +96,9 @@ std::string copy_rows(const std::vector<const SlotState*>& states) {
     pg::copy_field(out, s->message, '\t');
     pg::copy_field(out, s->retry_at ? pg::Param(format_time(*s->retry_at)) : std::nullopt, '\t');
     pg::copy_field(out, s->consumed.empty() ? std::nullopt : pg::Param(consumed_json(*s)), '\t');
-    pg::copy_field(out, s->backfill, '\n');
+    pg::copy_field(out, s->backfill, '\t');
+    pg::copy_field(out, deadline_param(*s), '\t');
+    pg::copy_field(out, deadline_state_param(*s), '\n');
   }
   return out;
 }
@@ -97,21 +116,18 @@ Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& stat
   // Columns named: a later migration may add some.
   const std::string columns =
       "(workflow, slot_time, status, external_id, retry_count, message, retry_at, consumed, "
-      "backfill)";
+      "backfill, deadline, deadline_state)";
   if (auto copied =
           pg::copy_in(c, "COPY celos_slots_in " + columns + " FROM STDIN", copy_rows(states));
       !copied) {
     return copied;
   }
   auto r = pg::exec(
-      c,
-      "INSERT INTO celos_slots " + columns +
-          " SELECT workflow, slot_time, status, external_id, retry_count, message, retry_at, "
-          "consumed, backfill FROM celos_slots_in "
-          "ON CONFLICT (workflow, slot_time) DO UPDATE SET status = excluded.status, "
-          "external_id = excluded.external_id, retry_count = excluded.retry_count, "
-          "message = excluded.message, retry_at = excluded.retry_at, consumed = excluded.consumed, "
-          "backfill = excluded.backfill");
+      c, "INSERT INTO celos_slots " + columns +
+             " SELECT workflow, slot_time, status, external_id, retry_count, message, retry_at, "
+             "consumed, backfill, deadline, deadline_state FROM celos_slots_in "
+             "ON CONFLICT (workflow, slot_time) DO UPDATE SET " +
+             std::string(kUpdateColumns));
   if (!r) return tl::unexpected(r.error());
   return {};
 }
@@ -210,6 +226,16 @@ Result<SlotState> row_to_state(PGresult* r, int row) {
     s.consumed = parsed->consumed;
   }
   s.backfill = pg::field(r, row, 8);
+  if (auto deadline = pg::field(r, row, 9))
+    s.deadline = Time{std::chrono::milliseconds(std::stoll(*deadline))};
+  if (auto state = pg::field(r, row, 10)) {
+    auto parsed = parse_deadline_state(*state);
+    if (!parsed) {
+      return fail(fmt::format("corrupt slot row {}: {}", to_string(id), parsed.error().message),
+                  ErrorCode::kCorrupt);
+    }
+    s.deadline_state = *parsed;
+  }
   return s;
 }
 

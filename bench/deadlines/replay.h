@@ -1,0 +1,29 @@
+// The 30-day replay of issue 27 (deadline_bench.cc): synthetic workflows whose inputs arrive
+// late and whose jobs run slow now and then, stepped every 5 minutes at explicit times through
+// the real scheduler, its deadlines and its history predictor.
+#pragma once
+
+#include <cstdint>
+
+namespace celos::bench {
+
+struct ReplayOptions {
+  int workflows = 100;
+  int days = 30;           // counted; one more day before them warms the predictor up
+  int step_minutes = 5;
+  std::uint64_t seed = 27;
+};
+
+struct ReplayFigures {
+  long slots = 0;            // slots with a deadline in the counted days
+  long missed = 0;           // of which MISSED
+  long missed_flagged = 0;   // MISSED slots flagged AT_RISK at least 15 min before the deadline
+  long flagged = 0;          // slots flagged AT_RISK
+  long flagged_on_time = 0;  // of which MET
+  long steps = 0;
+  double step_ms_median = 0, step_ms_worst = 0;
+};
+
+ReplayFigures run_replay(const ReplayOptions& options);
+
+}  // namespace celos::bench
