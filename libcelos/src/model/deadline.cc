@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "celos/time_zone.h"
 #include "celos/workflow.h"
 
 namespace celos {
@@ -71,15 +72,16 @@ Result<seconds> parse_iso_duration(std::string_view text) {
 
 Result<seconds> parse_time_of_day(std::string_view text) {
   auto bad = [&] {
-    return fail(fmt::format("\"{}\" is not a time of day HH:MM or HH:MM:SS (00:00 to 23:59:59)",
-                            text),
-                ErrorCode::kInvalid);
+    return fail(
+        fmt::format("\"{}\" is not a time of day HH:MM or HH:MM:SS (00:00 to 23:59:59)", text),
+        ErrorCode::kInvalid);
   };
   if (text.size() != 5 && text.size() != 8) return bad();
   int fields[3] = {0, 0, 0};
   for (std::size_t i = 0; i * 3 < text.size(); ++i) {
     const char a = text[i * 3], b = text[i * 3 + 1];
-    if (!std::isdigit(static_cast<unsigned char>(a)) || !std::isdigit(static_cast<unsigned char>(b)))
+    if (!std::isdigit(static_cast<unsigned char>(a)) ||
+        !std::isdigit(static_cast<unsigned char>(b)))
       return bad();
     if (i * 3 + 2 < text.size() && text[i * 3 + 2] != ':') return bad();
     fields[i] = (a - '0') * 10 + (b - '0');
@@ -98,20 +100,31 @@ Result<void> validate_deadline_rule(const DeadlineRule& rule) {
                             rule.day_offset),
                 ErrorCode::kInvalid);
   }
-  if (rule.time_zone != "UTC") {
-    return fail(fmt::format("unknown time zone \"{}\" in the deadline's \"timeZone\" (this "
-                            "celos knows UTC only)",
-                            rule.time_zone),
-                ErrorCode::kInvalid);
+  if (auto zone = TimeZone::load(rule.time_zone); !zone) {
+    return fail(zone.error().message, ErrorCode::kInvalid);
   }
   return {};
 }
 
 Result<Time> deadline_of(const DeadlineRule& rule, Time slot) {
   if (rule.after) return slot + *rule.after;
-  if (auto valid = validate_deadline_rule(rule); !valid) return tl::unexpected(valid.error());
-  const auto day = std::chrono::floor<std::chrono::days>(slot);
-  return Time(day) + std::chrono::days(rule.day_offset) + rule.at;
+  auto zone = TimeZone::load(rule.time_zone);
+  if (!zone) return fail(zone.error().message, ErrorCode::kInvalid);
+  // The slot's local date in the zone, plus dayOffset days, at the local time `at`.
+  const CivilTime local = zone->at(slot).local;
+  const std::chrono::sys_days date =
+      std::chrono::sys_days(std::chrono::year_month_day(std::chrono::year(local.year),
+                                                        std::chrono::month(unsigned(local.month)),
+                                                        std::chrono::day(unsigned(local.day)))) +
+      std::chrono::days(rule.day_offset);
+  const CivilTime day = to_civil(Time(date));
+  const auto at = std::chrono::hh_mm_ss<std::chrono::seconds>(rule.at);
+  // A time the clocks skip (spring forward) moves later by the gap; a time that happens twice
+  // (autumn) is its first occurrence: the earlier deadline.
+  return zone
+      ->from_local(CivilTime{day.year, day.month, day.day, int(at.hours().count()),
+                             int(at.minutes().count()), int(at.seconds().count()), 0})
+      .first;
 }
 
 std::optional<Time> effective_deadline(const Workflow& workflow, const SlotState& slot) {

@@ -59,6 +59,23 @@ TEST_CASE("a deadline at a UTC time of day falls on the slot's date plus dayOffs
   CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 29, 6, 0));
 }
 
+TEST_CASE("a deadline at a local time follows the zone's offset, its gaps and overlaps") {
+  DeadlineRule rule;
+  rule.at = hours(6);
+  rule.time_zone = "Europe/Paris";
+  rule.day_offset = 1;
+  // 2026-03-28T22:00Z is 23:00 in Paris on the 28th; the 29th is the spring-forward day (UTC+2).
+  CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 29, 4, 0));
+  // 23:30Z on the 28th is already the 29th in Paris (00:30 local): 06:00 on the 30th.
+  CHECK(deadline_of(rule, kSlot + minutes(90)).value() == make_time(2026, 3, 30, 4, 0));
+  rule.at = hours(2) + minutes(30);  // skipped on the 29th: moved later by the gap
+  CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 29, 1, 30));
+  rule.day_offset = 0;
+  rule.at = hours(2) + minutes(30);  // 2026-10-25 02:30 happens twice: the first one (CEST)
+  CHECK(deadline_of(rule, make_time(2026, 10, 24, 23, 0)).value() ==
+        make_time(2026, 10, 25, 0, 30));
+}
+
 TEST_CASE("an unknown time zone or a negative day offset is refused naming it") {
   DeadlineRule rule;
   rule.at = hours(6);
