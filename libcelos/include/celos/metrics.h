@@ -99,7 +99,7 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   std::atomic<std::uint64_t> audit_suppressed_{0};
   std::atomic<std::uint64_t> webhooks_refused_{0};
   std::atomic<std::uint64_t> deadlines_missed_{0};  // celos_deadline_missed_total
-  std::atomic<long long> deadlines_at_risk_{0};      // celos_deadlines_at_risk, the last step's
+  std::atomic<long long> deadlines_at_risk_{0};     // celos_deadlines_at_risk, the last step's
   std::atomic<int> maintenance_{0};
   std::function<bool()> is_leader_;
   std::function<std::optional<double>()> clock_skew_;

@@ -110,17 +110,19 @@ TEST_CASE("Slots the server skipped make the exit code 1, and are listed") {
 
 TEST_CASE("deadline moves one slot's deadline; deadlines lists them with their state") {
   Cli cli;
-  cli.answer("/api/v1/deadline?id=wf&time=2015-09-13T01%3A00%3A00.000Z&deadline=2015-09-13T"
-             "06%3A00%3A00.000Z",
-             R"({"time":"2015-09-13T01:00:00.000Z","status":"WAITING","externalID":null,)"
-             R"("retryCount":0,"deadline":"2015-09-13T06:00:00.000Z"})");
+  cli.answer(
+      "/api/v1/deadline?id=wf&time=2015-09-13T01%3A00%3A00.000Z&deadline=2015-09-13T"
+      "06%3A00%3A00.000Z",
+      R"({"time":"2015-09-13T01:00:00.000Z","status":"WAITING","externalID":null,)"
+      R"("retryCount":0,"deadline":"2015-09-13T06:00:00.000Z"})");
   REQUIRE(cli.run({"deadline", "wf", "2015-09-13T01:00Z", "2015-09-13T06:00Z"}) == kExitOk);
   CHECK(cli.out.str() == "wf 2015-09-13T01:00Z: deadline 2015-09-13T06:00Z\n");
   CHECK(cli.urls()[0].rfind("POST ", 0) == 0);
   CHECK(cli.run({"deadline", "wf", "2015-09-13T01:00Z"}) == kExitUsage);
   cli.http.on([](const HttpRequest& r) -> std::optional<Result<HttpResponse>> {
     if (r.url.find("/api/v1/deadlines?") == std::string::npos) return std::nullopt;
-    return HttpResponse{200, {},
+    return HttpResponse{200,
+                        {},
                         R"({"deadlines":[{"workflow":"wf","time":"2015-09-13T01:00:00.000Z",)"
                         R"("deadline":"2015-09-13T06:00:00.000Z","state":"AT_RISK",)"
                         R"("predictedFinish":"2015-09-13T06:30:00.000Z","reason":"input late"}]})"};

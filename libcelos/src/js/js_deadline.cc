@@ -15,8 +15,8 @@
 namespace celos::js {
 namespace {
 
-const std::set<std::string, std::less<>> kDeadlineFields = {"after", "at", "timeZone",
-                                                            "dayOffset", "onMiss"};
+const std::set<std::string, std::less<>> kDeadlineFields = {"after", "at", "timeZone", "dayOffset",
+                                                            "onMiss"};
 
 void check_deadline_fields(duk_context* ctx, const char* fn, const std::string& what) {
   if (!is_plain_object(ctx, -1)) {
@@ -52,11 +52,11 @@ bool read_on_miss(duk_context* ctx, const char* fn, const std::string& what) {
     if (action == "kill") {
       kill = true;
     } else if (action != "notify") {
-      throw_error(ctx, fmt::format("celos.{}: {}[{}]: unknown action {} (known: \"notify\", "
-                                   "\"kill\")",
-                                   fn, what, i,
-                                   duk_is_string(ctx, -1) ? "\"" + action + "\""
-                                                          : type_of(ctx, -1)));
+      throw_error(ctx,
+                  fmt::format("celos.{}: {}[{}]: unknown action {} (known: \"notify\", "
+                              "\"kill\")",
+                              fn, what, i,
+                              duk_is_string(ctx, -1) ? "\"" + action + "\"" : type_of(ctx, -1)));
     }
     duk_pop(ctx);
   }

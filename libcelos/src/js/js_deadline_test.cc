@@ -51,8 +51,9 @@ TEST_CASE("a workflow's deadline is read with its onMiss actions") {
   CHECK(after->find("wf")->deadline->after == hours(3));
   CHECK_FALSE(after->find("wf")->deadline->kill_on_miss);
   TempDir d3;
-  auto at = load_one(d3, ", deadline: {at: '06:00', timeZone: 'UTC', dayOffset: 1}, "
-                         "onMiss: ['notify', 'kill']");
+  auto at = load_one(d3,
+                     ", deadline: {at: '06:00', timeZone: 'UTC', dayOffset: 1}, "
+                     "onMiss: ['notify', 'kill']");
   REQUIRE(at->find("wf"));
   const DeadlineRule& rule = *at->find("wf")->deadline;
   CHECK_FALSE(rule.after);
@@ -81,9 +82,9 @@ TEST_CASE("a malformed deadline is a load error naming the file, the line and th
   CHECK_THAT(load_error(", deadline: {after: '-PT1H'}"),
              Catch::Contains("wf.js:1") && Catch::Contains("\"deadline\".after") &&
                  Catch::Contains("sign"));
-  CHECK_THAT(load_error(", deadline: {at: '06:00', timeZone: 'Mars/Olympus'}"),
-             Catch::Contains("wf.js:1") && Catch::Contains("timeZone") &&
-                 Catch::Contains("Mars/Olympus"));
+  CHECK_THAT(
+      load_error(", deadline: {at: '06:00', timeZone: 'Mars/Olympus'}"),
+      Catch::Contains("wf.js:1") && Catch::Contains("timeZone") && Catch::Contains("Mars/Olympus"));
   CHECK_THAT(load_error(", deadline: {after: 'PT1H'}, onMiss: ['page']"),
              Catch::Contains("wf.js:1") && Catch::Contains("\"onMiss\"[0]") &&
                  Catch::Contains("\"page\""));

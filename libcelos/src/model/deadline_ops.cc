@@ -18,8 +18,8 @@ std::chrono::milliseconds lookback(const Workflow& wf) {
   if (wf.deadline && wf.deadline->after) {
     span = std::max<std::chrono::milliseconds>(span, *wf.deadline->after);
   } else if (wf.deadline) {
-    span = std::max<std::chrono::milliseconds>(span,
-                                               std::chrono::days(wf.deadline->day_offset + 1));
+    span =
+        std::max<std::chrono::milliseconds>(span, std::chrono::days(wf.deadline->day_offset + 1));
   }
   return span;
 }
@@ -35,10 +35,10 @@ std::optional<DeadlineView> view_of(const Workflow& wf, const SlotState& s, Time
   DeadlineView v{s.id, *deadline, *state, forecast.finish, forecast.reason};
   if (is_final(s.status)) v.predicted_finish.reset();
   if (*state == DeadlineState::kMissed) {
-    v.reason = is_final(s.status) && s.status != SlotStatus::kSuccess
-                   ? fmt::format("the slot ended {}", to_string(s.status))
-                   : fmt::format("not SUCCESS at the deadline (the slot is {})",
-                                 to_string(s.status));
+    v.reason =
+        is_final(s.status) && s.status != SlotStatus::kSuccess
+            ? fmt::format("the slot ended {}", to_string(s.status))
+            : fmt::format("not SUCCESS at the deadline (the slot is {})", to_string(s.status));
   } else if (*state == DeadlineState::kMet) {
     v.reason = "SUCCESS before the deadline";
   } else if (v.reason.empty()) {
@@ -98,7 +98,7 @@ Result<std::vector<DeadlineView>> Scheduler::deadlines(Time start, Time end, Tim
 }
 
 Result<std::optional<DeadlineView>> Scheduler::deadline_view(const std::string& workflow,
-                                                              Time slot_time, Time now) {
+                                                             Time slot_time, Time now) {
   auto config = this->config();
   auto wf = find_slot(*config, workflow, slot_time);
   if (!wf) return tl::unexpected(wf.error());

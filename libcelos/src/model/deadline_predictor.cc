@@ -133,15 +133,16 @@ DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotS
               fmt::format("ready, usually running within {} (p90); {}", minutes_text(queue), runs)};
     case SlotStatus::kRunning: {
       auto it = open_.find(slot.id);
-      const Time started = it != open_.end() && it->second.running != Time{} ? it->second.running
-                                                                              : now;
+      const Time started =
+          it != open_.end() && it->second.running != Time{} ? it->second.running : now;
       const Time usual = started + ms(run);
       if (now <= usual) return {usual, runs};
       // Overdue: at least the usual spread more.
       const double spread = std::max(60.0, run - percentile(*h, kRun, hour, true));
-      return {now + ms(spread), fmt::format("running {}, longer than usual: {}",
-                               minutes_text(std::chrono::duration<double>(now - started).count()),
-                               runs)};
+      return {
+          now + ms(spread),
+          fmt::format("running {}, longer than usual: {}",
+                      minutes_text(std::chrono::duration<double>(now - started).count()), runs)};
     }
     default:
       return {};

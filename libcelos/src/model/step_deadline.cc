@@ -22,7 +22,8 @@ struct Verdict {
 };
 
 std::string missed_reason(const SlotState& s, Time deadline, bool succeeded_now) {
-  if (succeeded_now) return fmt::format("SUCCESS only after the deadline {}", format_time(deadline));
+  if (succeeded_now)
+    return fmt::format("SUCCESS only after the deadline {}", format_time(deadline));
   if (is_final(s.status)) return fmt::format("the slot ended {}", to_string(s.status));
   return fmt::format("not SUCCESS at the deadline {} (the slot is {})", format_time(deadline),
                      to_string(s.status));
@@ -36,7 +37,8 @@ Verdict judge(const Workflow& wf, const SlotState& s, bool stored, bool succeede
   if (!deadline) return v;
   if (!stored && *deadline + kMissHorizon < now) return v;  // see kMissHorizon
   DeadlineForecast forecast;
-  if (predictor && !is_final(s.status) && now < *deadline) forecast = predictor->predict(wf, s, now);
+  if (predictor && !is_final(s.status) && now < *deadline)
+    forecast = predictor->predict(wf, s, now);
   v.state = succeeded_now && now > *deadline ? DeadlineState::kMissed
                                              : deadline_state_at(s, *deadline, now, forecast);
   SlotState next = s;
@@ -88,13 +90,13 @@ void Step::record_deadline(WorkflowRun& run, const SlotState& latest,
                            const std::optional<SlotState>& before, SlotChange* change,
                            Kills& kills) {
   const bool stored = before.has_value() || change;
-  const bool succeeded_now = latest.status == SlotStatus::kSuccess &&
-                             (!before || before->status != SlotStatus::kSuccess);
+  const bool succeeded_now =
+      latest.status == SlotStatus::kSuccess && (!before || before->status != SlotStatus::kSuccess);
   Verdict v = judge(*run.wf, latest, stored, succeeded_now, now_, env_.predictor);
   if (v.state == DeadlineState::kAtRisk) ++report_.deadlines_at_risk;
   if (!v.next) {
-    if (v.state == DeadlineState::kMissed && !is_final(latest.status) &&
-        run.wf->deadline && run.wf->deadline->kill_on_miss) {
+    if (v.state == DeadlineState::kMissed && !is_final(latest.status) && run.wf->deadline &&
+        run.wf->deadline->kill_on_miss) {
       v.next = latest;  // a kill that failed in an earlier step is tried again
     } else {
       return;

@@ -96,18 +96,20 @@ TEST_CASE("a miss is stored and alerted once, in the first step at or after the 
   CHECK_THAT(w.alerts.alerts[0].deadline_reason, Catch::Contains("not SUCCESS at the deadline"));
   w.scheduler.step(kStart + hours(1) + minutes(5));
   CHECK(w.alerts.alerts.size() == 1);  // once
-  auto listed = w.scheduler.deadlines(kStart, kStart + hours(2), kStart + hours(1) + minutes(5), {});
+  auto listed =
+      w.scheduler.deadlines(kStart, kStart + hours(2), kStart + hours(1) + minutes(5), {});
   REQUIRE(listed);
   REQUIRE(listed->size() == 1);
   CHECK(listed->front().state == DeadlineState::kMissed);
 }
 
-TEST_CASE("a slot that succeeds in time is MET and never alerts; one that succeeds late is MISSED") {
+TEST_CASE(
+    "a slot that succeeds in time is MET and never alerts; one that succeeds late is MISSED") {
   DeadlineWorld w(hours(1));
   w.ready = true;
   w.edit(hours(1));
-  w.scheduler.step(kStart + minutes(5));   // READY
-  w.scheduler.step(kStart + minutes(6));   // RUNNING
+  w.scheduler.step(kStart + minutes(5));  // READY
+  w.scheduler.step(kStart + minutes(6));  // RUNNING
   REQUIRE(w.slot().status == SlotStatus::kRunning);
   w.service->set_status(*w.slot().external_id, ExternalStatus::kSuccess);
   w.scheduler.step(kStart + minutes(30));

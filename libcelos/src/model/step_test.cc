@@ -147,7 +147,7 @@ TEST_CASE("the step's summary counts its external calls") {
   std::vector<std::string> phases;
   for (const auto& phase : report.phases) phases.push_back(phase.first);
   CHECK(phases == std::vector<std::string>{"prefetch", "load+submit", "record", "start", "advance",
-                                           "follow", "restart", "write"});
+                                           "follow", "restart", "deadlines", "write"});
 }
 
 namespace {
@@ -242,7 +242,7 @@ TEST_CASE(
   std::vector<std::string> phases;
   for (const auto& phase : report.phases) phases.push_back(phase.first);
   CHECK(phases == std::vector<std::string>{"prefetch", "load+submit", "record", "start", "advance",
-                                           "follow", "restart", "write"});
+                                           "follow", "restart", "deadlines", "write"});
 }
 
 TEST_CASE(

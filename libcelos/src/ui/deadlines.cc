@@ -61,8 +61,9 @@ std::map<Time, DeadlineState> deadline_marks(const UiPage& page, std::string_vie
 
 void render_deadline_list(std::string& out, const UiPage& page) {
   if (page.deadlines.empty()) return;
-  out += "<table id=\"deadlines\"><caption>Deadlines at risk and missed</caption>"
-         "<tr><th>deadline</th><th>state</th><th>workflow</th><th>slot</th><th>why</th></tr>\n";
+  out +=
+      "<table id=\"deadlines\"><caption>Deadlines at risk and missed</caption>"
+      "<tr><th>deadline</th><th>state</th><th>workflow</th><th>slot</th><th>why</th></tr>\n";
   for (const UiDeadline& d : page.deadlines) {
     const bool missed = d.state == DeadlineState::kMissed;
     fmt::format_to(std::back_inserter(out), "<tr class=\"{}\"><td>{}</td><td>{}</td><td>",

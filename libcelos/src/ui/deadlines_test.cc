@@ -13,11 +13,12 @@ UiPage page_with_slots() {
   UiPage page;
   page.time = kNow;
   page.grid = make_tile_grid(kNow, std::chrono::minutes(60));
-  page.workflows.push_back(UiWorkflow{"report",
-                                      false,
-                                      {UiSlot{make_time(2026, 3, 2, 9), SlotStatus::kRunning, {}, 0},
-                                       UiSlot{make_time(2026, 3, 2, 10), SlotStatus::kWaiting, {}, 0}},
-                                      std::nullopt});
+  page.workflows.push_back(
+      UiWorkflow{"report",
+                 false,
+                 {UiSlot{make_time(2026, 3, 2, 9), SlotStatus::kRunning, {}, 0},
+                  UiSlot{make_time(2026, 3, 2, 10), SlotStatus::kWaiting, {}, 0}},
+                 std::nullopt});
   return page;
 }
 
@@ -38,11 +39,10 @@ TEST_CASE("celos-server's deadlines are read, and bad answers refused") {
 
 TEST_CASE("at-risk and missed slots get a mark on their tile and a row in the list") {
   UiPage page = page_with_slots();
-  page.deadlines = {
-      {"report", make_time(2026, 3, 2, 9), make_time(2026, 3, 2, 11), DeadlineState::kMissed,
-       "not SUCCESS at the deadline <late>"},
-      {"report", make_time(2026, 3, 2, 10), make_time(2026, 3, 2, 12), DeadlineState::kAtRisk,
-       "input late"}};
+  page.deadlines = {{"report", make_time(2026, 3, 2, 9), make_time(2026, 3, 2, 11),
+                     DeadlineState::kMissed, "not SUCCESS at the deadline <late>"},
+                    {"report", make_time(2026, 3, 2, 10), make_time(2026, 3, 2, 12),
+                     DeadlineState::kAtRisk, "input late"}};
   const std::string html = render_ui_page(page);
   CHECK(html.find("class=\"slot running dl-missed\"") != std::string::npos);
   CHECK(html.find("class=\"slot waiting dl-at-risk\"") != std::string::npos);

@@ -87,7 +87,7 @@ void register_deadline_routes(RouteTable& table, const Api& api) {
                         at_param("end", true, "end of the range, exclusive"),
                         {.name = "state",
                          .description = "only these states, comma-separated: PENDING, AT_RISK, "
-                                         "MET, MISSED"}},
+                                        "MET, MISSED"}},
              .response_schema = R"({"type":"object","properties":{"deadlines":{"type":"array",)"
                                 R"("items":{"type":"object"}}}})",
              .handler = [&api](const HttpServerRequest& r) { return get_deadlines(api, r); }});
