@@ -77,17 +77,7 @@ void new_leader_step(int n, const std::string& dir, WorkflowSource& source, Time
 // to delete (--compare-history deletes only after all its runs: see below).
 double run(int n, const std::string& dir, bool history, bool keep = false) {
   std::filesystem::remove_all(dir);
-  auto config = std::make_shared<WorkflowConfig>();
-  auto service = std::make_shared<NullService>();
-  for (int i = 0; i < n; ++i) {
-    Workflow w;
-    w.id = fmt::format("workflow-{:04}", i);
-    w.schedule = make_hourly_schedule();
-    w.strategy = std::make_shared<NoPicks>();
-    w.trigger = make_always_trigger();
-    w.service = service;
-    config->workflows[w.id] = w;
-  }
+  auto config = hourly_workflows(n, std::make_shared<NullService>());
   auto source = make_static_workflow_source(config);
   std::unique_ptr<StateDatabase> db = open_bench_database(n, dir);
   auto resolver = make_local_file_system_resolver();

@@ -80,10 +80,10 @@ int step_bench(int argc, char** argv) {
       for (bool deadlines : {false, true}) {
         const std::string dir = fmt::format("{}/celos-deadline-bench-{}", args.dir, n);
         StepTimes t = run_steps(n, dir, deadlines, steps);
-        std::printf("N=%-5d %-16s first step %8.1f ms  steady step median %7.1f ms, worst %7.1f "
-                    "ms (%d steps)\n",
-                    n, deadlines ? "with deadlines" : "without", t.first, t.median, t.worst,
-                    steps);
+        std::printf(
+            "N=%-5d %-16s first step %8.1f ms  steady step median %7.1f ms, worst %7.1f "
+            "ms (%d steps)\n",
+            n, deadlines ? "with deadlines" : "without", t.first, t.median, t.worst, steps);
         std::fflush(stdout);
       }
     }
@@ -100,14 +100,16 @@ int replay_bench(int argc, char** argv) {
   }
   const ReplayFigures f = run_replay(options);
   const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
-  std::printf("replay: %d workflows, %d days, a step every %d min (%ld steps; median %.1f ms, "
-              "worst %.1f ms)\n",
-              options.workflows, options.days, options.step_minutes, f.steps, f.step_ms_median,
-              f.step_ms_worst);
+  std::printf(
+      "replay: %d workflows, %d days, a step every %d min (%ld steps; median %.1f ms, "
+      "worst %.1f ms)\n",
+      options.workflows, options.days, options.step_minutes, f.steps, f.step_ms_median,
+      f.step_ms_worst);
   std::printf("slots with a deadline %ld, missed %ld\n", f.slots, f.missed);
-  std::printf("misses flagged AT_RISK >= 15 min before the deadline: %ld of %ld = %.1f %% "
-              "(target >= 80 %%)\n",
-              f.missed_flagged, f.missed, pct(f.missed_flagged, f.missed));
+  std::printf(
+      "misses flagged AT_RISK >= 15 min before the deadline: %ld of %ld = %.1f %% "
+      "(target >= 80 %%)\n",
+      f.missed_flagged, f.missed, pct(f.missed_flagged, f.missed));
   std::printf("AT_RISK flags that ended on time: %ld of %ld = %.1f %% (target <= 10 %%)\n",
               f.flagged_on_time, f.flagged, pct(f.flagged_on_time, f.flagged));
   return 0;
@@ -119,7 +121,8 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   if (argc >= 2 && !std::strcmp(argv[1], "replay")) return replay_bench(argc, argv);
   if (argc >= 2 && !std::strcmp(argv[1], "step")) return step_bench(argc, argv);
-  std::fprintf(stderr, "usage: celos_deadline_bench step [N...] [--dir DIR] [--steps K] | "
-                       "replay [--workflows N] [--days D] [--seed S]\n");
+  std::fprintf(stderr,
+               "usage: celos_deadline_bench step [N...] [--dir DIR] [--steps K] | "
+               "replay [--workflows N] [--days D] [--seed S]\n");
   return 2;
 }

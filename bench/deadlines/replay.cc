@@ -26,8 +26,8 @@ const Time kEpoch = make_time(2026, 1, 1);
 
 // One workflow's world: when each slot's input arrives and how long its job runs.
 struct Plan {
-  std::map<Time, Time> ready_at;            // by slot time
-  std::map<Time, std::chrono::seconds> run; // by slot time
+  std::map<Time, Time> ready_at;             // by slot time
+  std::map<Time, std::chrono::seconds> run;  // by slot time
 };
 
 // Draws a workflow's slots: inputs 5-20 min after the slot (its own usual delay, a few minutes

@@ -9,7 +9,7 @@ namespace celos::bench {
 
 struct ReplayOptions {
   int workflows = 100;
-  int days = 30;           // counted; one more day before them warms the predictor up
+  int days = 30;  // counted; one more day before them warms the predictor up
   int step_minutes = 5;
   std::uint64_t seed = 27;
 };

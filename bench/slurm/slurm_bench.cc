@@ -75,17 +75,10 @@ Setup make_setup(int n, const std::string& base, Time slot_time) {
   options.script = "true";
   options.jobs_dir = s.dir + "/jobs";
   s.service = make_slurm_external_service(options, s.runner);
-  auto config = std::make_shared<WorkflowConfig>();
-  for (int i = 0; i < n; ++i) {
-    Workflow w;
-    w.id = fmt::format("workflow-{:04}", i);
-    w.schedule = make_hourly_schedule();
-    w.strategy = std::make_shared<NoPicks>();
-    w.trigger = make_always_trigger();
-    w.service = s.service;
+  auto config = hourly_workflows(n, s.service);
+  for (auto& [id, w] : config->workflows) {
     w.start_time = slot_time;
-    config->workflows[w.id] = w;
-    s.jobs.push_back({SlotId{w.id, slot_time}, std::to_string(100000 + i)});
+    s.jobs.push_back({SlotId{id, slot_time}, std::to_string(100000 + s.jobs.size())});
   }
   s.config = config;
   return s;
