@@ -42,7 +42,7 @@ std::vector<UiWorkflow> generate(int count) {
       std::optional<std::string> ext;
       if (status_for(w, h) != SlotStatus::kWaiting)
         ext = fmt::format("{:07}-150911-oozie-oozi-W", h);
-      wf.slots.push_back(UiSlot{t, status_for(w, h), ext, 0});
+      wf.slots.push_back(UiSlot{t, status_for(w, h), ext, 0, std::nullopt});
     }
     workflows.push_back(std::move(wf));
   }

@@ -16,8 +16,8 @@ UiPage page_with_slots() {
   page.workflows.push_back(
       UiWorkflow{"report",
                  false,
-                 {UiSlot{make_time(2026, 3, 2, 9), SlotStatus::kRunning, {}, 0},
-                  UiSlot{make_time(2026, 3, 2, 10), SlotStatus::kWaiting, {}, 0}},
+                 {UiSlot{make_time(2026, 3, 2, 9), SlotStatus::kRunning, {}, 0, std::nullopt},
+                  UiSlot{make_time(2026, 3, 2, 10), SlotStatus::kWaiting, {}, 0, std::nullopt}},
                  std::nullopt});
   return page;
 }
