@@ -88,10 +88,10 @@ TEST_CASE("A new /api/v1 route without a command is found") {
   Served served;
   served.api->routes().add(
       {.method = "POST",
-       .path = "/backfills/{id}/cancel",
+       .path = "/example-routes/{id}/cancel",
        .params = {{.name = "id", .in = ParamIn::kPath}},
        .handler = [](const HttpServerRequest&) { return HttpServerResponse{}; }});
-  CHECK(uncovered(served) == std::vector<std::string>{"POST /api/v1/backfills/{id}/cancel"});
+  CHECK(uncovered(served) == std::vector<std::string>{"POST /api/v1/example-routes/{id}/cancel"});
 }
 
 TEST_CASE("Every route a command names is served") {

@@ -18,6 +18,9 @@ struct Extra {
   std::optional<std::string> message;
   std::optional<Time> retry_at;
   std::map<std::string, std::vector<Time>> consumed;
+  std::optional<std::string> backfill;
+  std::optional<Time> deadline;
+  std::optional<DeadlineState> deadline_state;
 };
 
 struct Stored {
@@ -77,8 +80,10 @@ Stored compact(const SlotState& s) {
   out.retry_count = s.retry_count;
   out.has_external_id = s.external_id.has_value();
   if (s.external_id) out.external_id = *s.external_id;
-  if (s.message || s.retry_at || !s.consumed.empty()) {
-    out.extra = std::make_unique<Extra>(Extra{s.message, s.retry_at, s.consumed});
+  if (s.message || s.retry_at || !s.consumed.empty() || s.backfill || s.deadline ||
+      s.deadline_state) {
+    out.extra = std::make_unique<Extra>(
+        Extra{s.message, s.retry_at, s.consumed, s.backfill, s.deadline, s.deadline_state});
   }
   return out;
 }
@@ -93,6 +98,9 @@ SlotState expand(std::string_view workflow, Time t, const Stored& s) {
     out.message = s.extra->message;
     out.retry_at = s.extra->retry_at;
     out.consumed = s.extra->consumed;
+    out.backfill = s.extra->backfill;
+    out.deadline = s.extra->deadline;
+    out.deadline_state = s.extra->deadline_state;
   }
   return out;
 }
@@ -240,6 +248,18 @@ class MemoryStateDatabase final : public StateDatabase {
     return out;
   }
 
+  Result<std::vector<std::string>> backfill_records() override {
+    MutexLock lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& [id, record] : backfills_) out.push_back(record);
+    return out;
+  }
+  Result<void> put_backfill_record(const std::string& id, const std::string& record) override {
+    MutexLock lock(mutex_);
+    backfills_[id] = record;
+    return {};
+  }
+
  private:
   WorkflowData* data(std::string_view workflow) REQUIRES(mutex_) {
     auto it = workflows_.find(workflow);
@@ -262,6 +282,7 @@ class MemoryStateDatabase final : public StateDatabase {
   Maintenance maintenance_ GUARDED_BY(mutex_);
   std::map<SlotId, std::vector<SlotHistoryEntry>> history_ GUARDED_BY(mutex_);
   std::map<std::string, std::set<Time>, std::less<>> announced_ GUARDED_BY(mutex_);
+  std::map<std::string, std::string> backfills_ GUARDED_BY(mutex_);  // plan id -> its record
 };
 
 }  // namespace

@@ -120,11 +120,17 @@ TEST_CASE("with the batch endpoint the page costs one read of the slots") {
   auto handler = make_ui_handler(options(client));
   auto response = handler(get("/ui", {{"zoom", "30"}}));
   REQUIRE(response.status == 200);
-  // The slots in one request, plus the maintenance mode for the banner and the backfill plans
-  // for their progress bars.
-  REQUIRE(client->requests.size() == 3);
+  // The slots in one request, plus the maintenance mode for the banner, the backfill plans
+  // for their progress bars and the at-risk and missed deadlines for their list.
+  REQUIRE(client->requests.size() == 4);
   CHECK(client->requests[1].url == std::string(kCelos) + "/api/v1/maintenance");
-  CHECK(client->requests[2].url == std::string(kCelos) + "/api/v1/backfills");
+  int plans = 0, deadlines = 0;
+  for (const auto& r : client->requests) {
+    plans += r.url == std::string(kCelos) + "/api/v1/backfills";
+    deadlines += r.url.starts_with(std::string(kCelos) + "/api/v1/deadlines?");
+  }
+  CHECK(plans == 1);
+  CHECK(deadlines == 1);
   CHECK(response.body.find("class=\"backfill\"") == std::string::npos);  // 404 here: no bars
   CHECK(response.body.find("id=\"maintenance\"") == std::string::npos);  // 404 here: no banner
   CHECK(response.body.find(">fail</td>") != std::string::npos);
