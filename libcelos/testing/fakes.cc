@@ -72,6 +72,9 @@ bool is_under(const std::string& path, const std::string& dir) {
   return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
          (dir == "/" || path[dir.size()] == '/');
 }
+// Where the keys under dir start in a sorted container: they all begin with dir + "/", so a
+// listing walks only them (a walk of every key made benches over 100,000 slot files quadratic).
+std::string children_prefix(const std::string& dir) { return dir == "/" ? dir : dir + "/"; }
 }  // namespace
 
 Result<bool> MemFileSystem::exists(const std::string& path) {
@@ -79,10 +82,8 @@ Result<bool> MemFileSystem::exists(const std::string& path) {
   ++exists_calls_;
   if (down_) return fail("mem fs down: exists " + path);
   if (files_.count(path) || dirs_.count(path)) return true;
-  for (const auto& [p, _] : files_) {
-    if (is_under(p, path)) return true;
-  }
-  return false;
+  auto it = files_.lower_bound(children_prefix(path));
+  return it != files_.end() && is_under(it->first, path);
 }
 
 Result<std::string> MemFileSystem::read(const std::string& path) {
@@ -162,10 +163,14 @@ Result<std::vector<FileStatus>> MemFileSystem::list(const std::string& directory
   MutexLock lock(mutex_);
   if (down_) return fail("mem fs down: list " + directory);
   std::map<std::string, FileStatus> entries;
-  for (const auto& [p, data] : files_) {
+  const std::string prefix = children_prefix(directory);
+  for (auto it = files_.lower_bound(prefix); it != files_.end() && is_under(it->first, directory);
+       ++it) {
+    const auto& [p, data] = *it;
     if (parent_of(p) == directory) entries[p] = {p.substr(p.rfind('/') + 1), false, data.size(), 0};
   }
-  for (const auto& d : dirs_) {
+  for (auto it = dirs_.lower_bound(prefix); it != dirs_.end() && is_under(*it, directory); ++it) {
+    const std::string& d = *it;
     if (parent_of(d) == directory) {
       auto v = dir_versions_.find(d);
       entries[d] = {d.substr(d.rfind('/') + 1), true, 0, v == dir_versions_.end() ? 0 : v->second};
