@@ -112,6 +112,11 @@ int replay_bench(int argc, char** argv) {
       f.missed_flagged, f.missed, pct(f.missed_flagged, f.missed));
   std::printf("AT_RISK flags that ended on time: %ld of %ld = %.1f %% (target <= 10 %%)\n",
               f.flagged_on_time, f.flagged, pct(f.flagged_on_time, f.flagged));
+  const char* names[] = {"WAITING", "READY", "RUNNING"};
+  for (int k = 0; k < 3; ++k) {
+    std::printf("  first flagged while %s: %ld, of which on time %ld\n", names[k],
+                f.flagged_by_status[k], f.on_time_by_status[k]);
+  }
   return 0;
 }
 

@@ -94,7 +94,8 @@ class PlannedService final : public ExternalService {
 
 // The first AT_RISK and the MISSED of every slot, as the step stored them.
 struct Outcomes final : SchedulerListener {
-  std::map<SlotId, Time> at_risk;  // when first flagged
+  std::map<SlotId, Time> at_risk;           // when first flagged
+  std::map<SlotId, SlotStatus> flagged_as;  // the slot's status then
   std::map<SlotId, Time> deadline;
   std::map<SlotId, bool> missed;
   void on_slot_changes(const std::vector<SlotChange>& changes) override {
@@ -102,7 +103,9 @@ struct Outcomes final : SchedulerListener {
       if (c.to.deadline) deadline[c.to.id] = *c.to.deadline;
       const auto before = c.from ? c.from->deadline_state : std::nullopt;
       if (c.to.deadline_state == before) continue;
-      if (c.to.deadline_state == DeadlineState::kAtRisk) at_risk.emplace(c.to.id, c.at);
+      if (c.to.deadline_state == DeadlineState::kAtRisk && at_risk.emplace(c.to.id, c.at).second) {
+        flagged_as[c.to.id] = c.to.status;
+      }
       if (c.to.deadline_state == DeadlineState::kMissed) missed[c.to.id] = true;
     }
   }
@@ -122,6 +125,10 @@ ReplayFigures count(const Outcomes& o, Time from, Time to) {
     if (flag != o.at_risk.end()) {
       ++f.flagged;
       if (!missed) ++f.flagged_on_time;
+      const SlotStatus as = o.flagged_as.at(id);
+      const int k = as == SlotStatus::kWaiting ? 0 : as == SlotStatus::kReady ? 1 : 2;
+      ++f.flagged_by_status[k];
+      if (!missed) ++f.on_time_by_status[k];
     }
   }
   return f;

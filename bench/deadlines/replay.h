@@ -20,6 +20,9 @@ struct ReplayFigures {
   long missed_flagged = 0;   // MISSED slots flagged AT_RISK at least 15 min before the deadline
   long flagged = 0;          // slots flagged AT_RISK
   long flagged_on_time = 0;  // of which MET
+  // The same two counts by the slot's status when first flagged: WAITING, READY, RUNNING.
+  long flagged_by_status[3] = {0, 0, 0};
+  long on_time_by_status[3] = {0, 0, 0};
   long steps = 0;
   double step_ms_median = 0, step_ms_worst = 0;
 };

@@ -4,13 +4,17 @@
 // It learns from the changes the scheduler commits (a SchedulerListener): for each slot that
 // reaches SUCCESS, how long after its slot time it became READY, how long it then waited to
 // be RUNNING, and how long it ran. For each workflow it keeps the last kMaxSamples of each, with
-// the slot's hour of day (UTC), and predicts with their 90th percentiles: the hour's own when
-// that hour has at least kMinHourSamples and differs from the whole day's by more than a fifth
-// (a nightly batch that runs twice as long), else the whole day's.
+// the slot's hour of day (UTC), and predicts with their 90th percentiles by hour of day: the
+// hour's median (the whole day's while the hour has fewer than kMinHourSamples) times the
+// workflow's spread, the p90 of every sample over its own hour's median. So a nightly batch that
+// runs twice as long is judged by its nights at night and by its days by day, and one late
+// input among an hour's few samples does not become that hour's p90.
 //
 //   WAITING   ready at max(slot + p90(ready), now), then + p90(queue) + p90(run)
 //   READY     now + p90(queue) + p90(run)
-//   RUNNING   max(started + p90(run), now)
+//   RUNNING   started + p90(run); once it ran longer than that (overdue): started + the median
+//             of the past runs that lasted longer than it has run so far (a slow run is judged
+//             by the slow runs before it), or, when none did, now + how far it is past p50(run)
 //
 // With fewer than kMinSamples runs it predicts nothing (the slot stays PENDING until its
 // deadline). The memory is the server's: after a restart it learns again from new changes.
@@ -34,7 +38,9 @@ class HistoryPredictor final : public DeadlinePredictor, public SchedulerListene
  public:
   static constexpr std::size_t kMaxSamples = 720;  // 30 days of an hourly workflow
   static constexpr std::size_t kMinSamples = 3;
-  static constexpr std::size_t kMinHourSamples = 5;
+  // Three: after three days an hourly workflow's hours are judged on their own; before, a batch
+  // that runs twice as long at night had its day slots judged by the whole day's (the night's).
+  static constexpr std::size_t kMinHourSamples = 3;
 
   void on_slot_changes(const std::vector<SlotChange>& changes) override;
   DeadlineForecast predict(const Workflow& workflow, const SlotState& slot,
@@ -64,8 +70,15 @@ class HistoryPredictor final : public DeadlinePredictor, public SchedulerListene
   void add(const std::string& workflow, Phase phase, Time slot, std::chrono::milliseconds took)
       REQUIRES(mutex_);
   const History* history(const std::string& workflow) const REQUIRES(mutex_);
+  static void percentiles(History& h, Phase phase);
   // The p90 (or p50) of `phase` for a slot at `hour`; negative when unknown.
   static double percentile(const History& h, Phase phase, int hour, bool p50 = false);
+  // Whether `hour`'s own percentiles stand for it (percentile() picks them).
+  static bool own_hour(const History& h, Phase phase, int hour);
+  // The median of the runs (of `hour`, when own_hour) at least `seconds` long; negative: none.
+  static double median_longer(const History& h, int hour, double seconds);
+  DeadlineForecast predict_running(const History& h, const SlotState& slot, int hour,
+                                   Time now) const REQUIRES(mutex_);
 
   mutable Mutex mutex_;
   mutable std::map<std::string, History, std::less<>> histories_ GUARDED_BY(mutex_);

@@ -53,10 +53,9 @@ void HistoryPredictor::learn(const SlotChange& change) {
     }
     case SlotStatus::kSuccess: {
       auto it = open_.find(to.id);
-      if (it != open_.end() && it->second.running != Time{}) {
-        add(wf, kRun, to.id.time, change.at - it->second.running);
-      }
-      if (it != open_.end()) open_.erase(it);
+      if (it == open_.end()) break;
+      if (it->second.running != Time{}) add(wf, kRun, to.id.time, change.at - it->second.running);
+      open_.erase(it);
       break;
     }
     default:
@@ -78,30 +77,61 @@ const HistoryPredictor::History* HistoryPredictor::history(const std::string& wo
   if (it == histories_.end()) return nullptr;
   History& h = it->second;
   if (!h.dirty) return &h;
-  for (int phase = 0; phase < kPhases; ++phase) {
-    std::array<std::vector<double>, 25> by_hour;
-    for (const Sample& s : h.samples[phase]) {
-      by_hour[std::size_t(s.hour)].push_back(s.seconds);
-      by_hour[24].push_back(s.seconds);
-    }
-    for (std::size_t hour = 0; hour < 25; ++hour) {
-      auto& values = by_hour[hour];
-      const std::size_t least = hour == 24 ? kMinSamples : kMinHourSamples;
-      h.p90[phase][hour] = values.size() >= least ? quantile(values, 0.9) : -1;
-      h.p50[phase][hour] = values.size() >= least ? quantile(values, 0.5) : -1;
-    }
-  }
+  for (int phase = 0; phase < kPhases; ++phase) percentiles(h, Phase(phase));
   h.dirty = false;
   return &h;
 }
 
+void HistoryPredictor::percentiles(History& h, Phase phase) {
+  const auto& samples = h.samples[phase];
+  std::array<std::vector<double>, 25> by_hour;
+  for (const Sample& s : samples) {
+    by_hour[std::size_t(s.hour)].push_back(s.seconds);
+    by_hour[24].push_back(s.seconds);
+  }
+  auto& p50 = h.p50[phase];
+  auto& p90 = h.p90[phase];
+  p50.fill(-1);
+  p90.fill(-1);
+  if (by_hour[24].size() < kMinSamples) return;
+  p90[24] = quantile(by_hour[24], 0.9);
+  p50[24] = quantile(by_hour[24], 0.5);
+  for (std::size_t hour = 0; hour < 24; ++hour) {
+    p50[hour] = by_hour[hour].size() >= kMinHourSamples ? quantile(by_hour[hour], 0.5) : p50[24];
+  }
+  // The spread: the p90 of each sample over its hour's median, pooled over the hours. A nightly
+  // batch that runs twice as long widens neither its nights' nor its days' p90, and one late
+  // input in an hour's few samples does not become that hour's p90.
+  std::vector<double> ratios;
+  for (const Sample& s : samples) {
+    if (const double level = p50[std::size_t(s.hour)]; level > 0)
+      ratios.push_back(s.seconds / level);
+  }
+  const double spread = ratios.empty() ? -1 : quantile(ratios, 0.9);
+  for (std::size_t hour = 0; hour < 24; ++hour) {
+    p90[hour] = p50[hour] > 0 && spread > 0 ? p50[hour] * spread : p90[24];
+  }
+}
+
+bool HistoryPredictor::own_hour(const History& h, Phase phase, int hour) {
+  // Where the hour's median differs from the day's by more than a fifth. Medians, not p90s: an
+  // hour has a few samples, and one late input among them is its p90.
+  const double day = h.p50[phase][24];
+  const double own = h.p50[phase][std::size_t(hour)];
+  return own >= 0 && day > 0 && std::abs(own - day) > 0.2 * day;
+}
+
 double HistoryPredictor::percentile(const History& h, Phase phase, int hour, bool p50) {
-  const auto& table = p50 ? h.p50[phase] : h.p90[phase];
-  const double day = table[24];
-  const double own = table[std::size_t(hour)];
-  // The hour's own where it differs from the day's by more than a fifth.
-  if (own >= 0 && day >= 0 && std::abs(own - day) > 0.2 * day) return own;
-  return day;
+  return (p50 ? h.p50 : h.p90)[phase][std::size_t(hour)];
+}
+
+double HistoryPredictor::median_longer(const History& h, int hour, double seconds) {
+  const bool own = own_hour(h, kRun, hour);
+  std::vector<double> longer;
+  for (const Sample& s : h.samples[kRun]) {
+    if (s.seconds >= seconds && (!own || s.hour == hour)) longer.push_back(s.seconds);
+  }
+  return longer.empty() ? -1 : quantile(longer, 0.25);
 }
 
 DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotState& slot,
@@ -109,44 +139,53 @@ DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotS
   MutexLock lock(mutex_);
   const History* h = history(workflow.id);
   const int hour = hour_of(slot.id.time);
-  const double run = h ? percentile(*h, kRun, hour) : -1;
-  if (run < 0) return {std::nullopt, "not enough history to predict from"};
-  const double queue = std::max(0.0, percentile(*h, kQueue, hour));
-  const double ready = std::max(0.0, percentile(*h, kReady, hour));
-  const std::string runs = fmt::format("the job usually runs {} (p90)", minutes_text(run));
+  if (!h || percentile(*h, kRun, hour) < 0)
+    return {std::nullopt, "not enough history to predict from"};
+  const auto p = [&](Phase phase, bool p50) {
+    return std::max(0.0, percentile(*h, phase, hour, p50));
+  };
   switch (slot.status) {
     case SlotStatus::kWaiting: {
-      const Time usual = slot.id.time + ms(ready);
-      if (now <= usual) {
-        return {usual + ms(queue + run),
-                fmt::format("input usually ready {} after the slot time (p90); {}",
-                            minutes_text(ready), runs)};
+      if (now <= slot.id.time + ms(p(kReady, false))) {
+        return {slot.id.time + ms(p(kReady, true) + p(kQueue, true) + p(kRun, true)),
+                fmt::format("input usually ready {} after the slot time; the job usually runs {}",
+                            minutes_text(p(kReady, true)), minutes_text(p(kRun, true)))};
       }
-      return {now + ms(queue + run),
+      return {now + ms(p(kQueue, false) + p(kRun, false)),
               fmt::format("input late: not ready {} after the slot time, usually within {} "
-                          "(p90); {}",
+                          "(p90); the job runs up to {} (p90)",
                           minutes_text(std::chrono::duration<double>(now - slot.id.time).count()),
-                          minutes_text(ready), runs)};
+                          minutes_text(p(kReady, false)), minutes_text(p(kRun, false)))};
     }
     case SlotStatus::kReady:
-      return {now + ms(queue + run),
-              fmt::format("ready, usually running within {} (p90); {}", minutes_text(queue), runs)};
-    case SlotStatus::kRunning: {
-      auto it = open_.find(slot.id);
-      const Time started =
-          it != open_.end() && it->second.running != Time{} ? it->second.running : now;
-      const Time usual = started + ms(run);
-      if (now <= usual) return {usual, runs};
-      // Overdue: at least the usual spread more.
-      const double spread = std::max(60.0, run - percentile(*h, kRun, hour, true));
-      return {
-          now + ms(spread),
-          fmt::format("running {}, longer than usual: {}",
-                      minutes_text(std::chrono::duration<double>(now - started).count()), runs)};
-    }
+      return {now + ms(p(kQueue, true) + p(kRun, true)),
+              fmt::format("ready; the job usually runs {}", minutes_text(p(kRun, true)))};
+    case SlotStatus::kRunning:
+      return predict_running(*h, slot, hour, now);
     default:
       return {};
   }
+}
+
+DeadlineForecast HistoryPredictor::predict_running(const History& h, const SlotState& slot,
+                                                   int hour, Time now) const {
+  auto it = open_.find(slot.id);
+  const Time started = it != open_.end() && it->second.running != Time{} ? it->second.running : now;
+  const double ran = std::chrono::duration<double>(now - started).count();
+  const double usual = percentile(h, kRun, hour, true);
+  // As long as the past runs that lasted at least this long; beyond every one of them, as far
+  // again past the usual run.
+  const double like = median_longer(h, hour, ran);
+  if (like < 0) {
+    return {now + ms(std::max(60.0, ran - usual)),
+            fmt::format("running {}, longer than any run before (usually {})", minutes_text(ran),
+                        minutes_text(usual))};
+  }
+  const Time finish = std::max(now, started + ms(like));
+  if (ran <= usual) return {finish, fmt::format("the job usually runs {}", minutes_text(like))};
+  return {finish, fmt::format("running {}, longer than usual ({}): runs that lasted this long "
+                              "took {} (median)",
+                              minutes_text(ran), minutes_text(usual), minutes_text(like))};
 }
 
 }  // namespace celos
