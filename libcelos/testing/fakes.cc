@@ -161,6 +161,7 @@ Result<void> MemFileSystem::rename(const std::string& from, const std::string& t
 
 Result<std::vector<FileStatus>> MemFileSystem::list(const std::string& directory) {
   MutexLock lock(mutex_);
+  ++list_calls_;
   if (down_) return fail("mem fs down: list " + directory);
   std::map<std::string, FileStatus> entries;
   const std::string prefix = children_prefix(directory);

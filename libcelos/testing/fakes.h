@@ -2,6 +2,7 @@
 // assert on the calls, and each can be told to fail.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -118,6 +119,13 @@ class MemFileSystem : public FileSystem {
     MutexLock lock(mutex_);
     return exists_calls_;
   }
+  int list_calls() const EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    return list_calls_;
+  }
+  // Answers prefers_listing() (false unless set: a remote file system's stand-in).
+  void set_prefers_listing(bool prefers) { prefers_listing_.store(prefers); }
+  bool prefers_listing() const override { return prefers_listing_.load(); }
   std::map<std::string, std::string> files() const;
 
  private:
@@ -132,6 +140,8 @@ class MemFileSystem : public FileSystem {
   int writes_ GUARDED_BY(mutex_) = 0;
   std::string fail_under_ GUARDED_BY(mutex_);
   int exists_calls_ GUARDED_BY(mutex_) = 0;
+  int list_calls_ GUARDED_BY(mutex_) = 0;
+  std::atomic<bool> prefers_listing_{false};
   bool down_ GUARDED_BY(mutex_) = false;
 };
 

@@ -67,6 +67,20 @@ void lists_and_stats(FileSystem& fs, const std::string& base, const FileSystemCa
   CHECK(gone.error().code == ErrorCode::kNotFound);
 }
 
+// A directory's listing and exists() agree, which is what a step's checks by listing rely on
+// (issue 28): each listed name exists, a name not listed does not, and nothing exists under a
+// directory whose listing is kNotFound.
+void listings_answer_exists(FileSystem& fs, const std::string& base,
+                            const FileSystemCapabilities& can) {
+  CHECK(fs.prefers_listing() == can.prefers_listing);
+  auto entries = fs.list(base + "/a");
+  REQUIRE(entries);
+  for (const FileStatus& e : *entries) CHECK(exists(fs, base + "/a/" + e.name));
+  CHECK_FALSE(exists(fs, base + "/a/c.txt"));  // only in a/b, so not listed in a
+  CHECK_FALSE(fs.list(base + "/none").has_value());
+  CHECK_FALSE(exists(fs, base + "/none/x"));
+}
+
 // make_dirs is mkdir -p (again is fine); an empty directory lists empty.
 void makes_directories(FileSystem& fs, const std::string& base) {
   REQUIRE(fs.make_dirs(base + "/e/f"));
@@ -126,6 +140,7 @@ void check_file_system_contract(FileSystem& fs, const std::string& base,
   INFO("base " << base);
   writes_and_reads(fs, base);
   lists_and_stats(fs, base, can);
+  listings_answer_exists(fs, base, can);
   makes_directories(fs, base);
   renames(fs, base, can);
   appends(fs, base);

@@ -17,6 +17,8 @@ struct FileSystemCapabilities {
   bool rename_replaces_file = false;
   // file_status() and list() tell when a file last changed (mtime_ns > 0).
   bool mtimes = true;
+  // prefers_listing(): a step answers the paths waiting in one directory with one list().
+  bool prefers_listing = false;
 };
 
 // Checks the contract under the directory `base`, which must not exist yet (its parent may have

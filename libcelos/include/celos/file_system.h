@@ -1,8 +1,9 @@
 // File systems: the local disk, WebHDFS, SFTP and, in tests, memory (libcelos/testing). Adding a
 // virtual? Forward it in FileSystemWrapper (file_system_wrapper.h, model/wrapper_test.cc).
-// Used by hdfsCheckTrigger (exists), by the file state database (everything) and by the deploy
-// tool (everything). Paths are absolute, `/`-separated. Failures of the outside world are
-// values. Implementations are safe to call from several threads unless they say otherwise.
+// Used by hdfsCheckTrigger (exists, or list where prefers_listing()), by the file state database
+// (everything) and by the deploy tool (everything). Paths are absolute, `/`-separated. Failures of
+// the outside world are values. Implementations are safe to call from several threads unless they
+// say otherwise.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +61,14 @@ class FileSystem {
 
   // The entries of a directory, sorted by name. ErrorCode::kNotFound if it does not exist.
   [[nodiscard]] virtual Result<std::vector<FileStatus>> list(const std::string& directory) = 0;
+
+  // True when one list() of a directory costs about as much as one exists() (a round trip to a
+  // remote server: WebHDFS, SFTP), so that a step answers the paths waiting in one directory
+  // with one listing of it (issue 28). False, the default, where exists() is cheaper than
+  // reading a directory (the local disk). Either way exists() and list() must agree: a path
+  // exists exactly when its name is in its parent's listing, and listing a directory that does
+  // not exist is ErrorCode::kNotFound (the FileSystem contract checks both).
+  virtual bool prefers_listing() const { return false; }
 
   // The status of one file or directory; ErrorCode::kNotFound if there is none. The default
   // lists the parent directory; the local file system asks stat(2).

@@ -41,7 +41,23 @@ TEST_CASE("The service decorator tells the observer of each call, by the service
   CHECK(observer.calls == Calls{"slurm submit ok", "slurm status failed", "slurm kill failed"});
 }
 
-TEST_CASE("The file system decorator tells the observer of exists and remove only") {
+TEST_CASE("The file system decorator times listings as checks; a missing directory answers") {
+  RecordingObserver observer;
+  auto mem = std::make_shared<MemFileSystem>();
+  mem->set_prefers_listing(true);
+  FakeFileSystemResolver inner(mem);
+  auto resolver = instrument_file_systems(inner, observer, "webhdfs");
+  auto fs = resolver->resolve("").value();
+  CHECK(fs->prefers_listing());  // forwarded: the step lists through the decorator
+  CHECK(fs->write("/d/a", "x"));
+  CHECK(fs->list("/d").value().size() == 1);
+  CHECK(fs->list("/none").error().code == ErrorCode::kNotFound);
+  mem->set_down(true);
+  CHECK_FALSE(fs->list("/d"));
+  CHECK(observer.calls == Calls{"webhdfs exists ok", "webhdfs exists ok", "webhdfs exists failed"});
+}
+
+TEST_CASE("The file system decorator tells the observer of exists, remove and list only") {
   RecordingObserver observer;
   auto mem = std::make_shared<MemFileSystem>();
   FakeFileSystemResolver inner(mem);

@@ -94,6 +94,7 @@ class RecordingFileSystem final : public FileSystem {
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
     return record("list " + directory, std::vector<FileStatus>{{.name = "x"}});
   }
+  bool prefers_listing() const override { return true; }  // the default is false
   Result<FileStatus> file_status(const std::string& path) override {
     return record("file_status " + path, FileStatus{.name = "y", .size = 3});
   }
@@ -168,6 +169,7 @@ TEST_CASE("FileSystemWrapper forwards every method to the wrapped file system") 
   CHECK(take(inner->calls) == Calls{"rename /from /to"});
   CHECK(wrapper.list("/l").value().at(0).name == "x");
   CHECK(take(inner->calls) == Calls{"list /l"});
+  CHECK(wrapper.prefers_listing());
   CHECK(wrapper.file_status("/s/y").value().size == 3);
   CHECK(take(inner->calls) == Calls{"file_status /s/y"});
   CHECK(wrapper.append_files({{"/p", "line\n"}}).has_value());

@@ -22,6 +22,8 @@ class NotingFileSystem final : public FileSystemWrapper {
     if (answer && !*answer) watch_.note_missing(path);
     return answer;
   }
+  // It must see each missing path, so the step asks exists() rather than listing.
+  bool prefers_listing() const override { return false; }
 
  private:
   LocalPathWatch& watch_;

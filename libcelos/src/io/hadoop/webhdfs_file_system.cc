@@ -129,6 +129,9 @@ class WebHdfsFileSystem : public FileSystem {
                        fmt::format("cannot rename to {}", to));
   }
 
+  // A name node round trip per call: a directory's waiting paths go in one LISTSTATUS.
+  bool prefers_listing() const override { return true; }
+
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
     auto r = call("GET", directory, "LISTSTATUS");
     if (!r) return tl::unexpected(r.error());

@@ -110,6 +110,9 @@ class SftpFileSystem : public FileSystem {
     return list_locked(directory);
   }
 
+  // Every call is a round trip on the one session: a directory's waiting paths go in one listing.
+  bool prefers_listing() const override { return true; }
+
  private:
   // The error of the last call, with kNotFound for "no such file".
   tl::unexpected<Error> error(std::string_view what, const std::string& path) REQUIRES(mutex_) {

@@ -21,8 +21,9 @@ TEST_CASE("The file system contract holds for SFTP against a private sshd") {
       connect_sftp_file_system({sshd->user(), "127.0.0.1", sshd->port()}, {.home = sshd->home()});
   INFO((fs ? "" : fs.error().message));
   REQUIRE(fs);
-  testing::check_file_system_contract(**fs, sshd->files() + "/a b",
-                                      {.rename_replaces_file = false, .mtimes = false});
+  testing::check_file_system_contract(
+      **fs, sshd->files() + "/a b",
+      {.rename_replaces_file = false, .mtimes = false, .prefers_listing = true});
 }
 
 }  // namespace
