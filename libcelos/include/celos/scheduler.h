@@ -35,6 +35,20 @@
 namespace celos {
 
 class HistoryPredictor;  // celos/deadline_predictor.h
+namespace detail {
+class DataCheckMemory;  // model/data_check_memory.h
+}
+
+// The back-off of data checks (issue 28): a WAITING slot whose trigger found its data missing on
+// a file system where each check is a round trip (one that prefers_listing(): WebHDFS, SFTP; not
+// the local disk) is checked again after one step, then after 2, 4, 8, ... steps, at most `max`
+// apart. A step of chosen workflows (celos-server's event-driven steps: an
+// announcement, a rerun, a file, a job's end) and a rerun make their slots' checks due at once.
+// Kept in memory only: after a restart every slot is checked at the first step.
+struct DataCheckBackoff {
+  std::chrono::seconds step{0};  // one step (celos-server: --autoSchedule); 0: no back-off
+  std::chrono::seconds max = std::chrono::minutes(10);
+};
 
 // The number of SlotStatus values.
 inline constexpr int kSlotStatusCount = 7;
@@ -52,7 +66,11 @@ struct StepReport {
   int external_calls = 0;        // submit, start, status and kill calls made (batch = 1)
   int external_call_errors = 0;  // of which failed
   int data_checks = 0;           // distinct paths checked by triggers
-  std::string slowest_call;      // "12 ms (Oozie status of ...)", "" when none
+  // Issue 28: the file-system calls those checks took (one listing answers every waiting path
+  // of a directory), and the checks of slots that were backing off (not asked this step).
+  int data_check_calls = 0;
+  int data_checks_deferred = 0;
+  std::string slowest_call;  // "12 ms (Oozie status of ...)", "" when none
   // The slots the step looked at, by their state at its end (the window, reruns, RUNNING).
   std::map<SlotStatus, int> slot_counts;
   // The maintenance mode the step ran in (SPEC §13): under drain nothing is submitted, under
@@ -119,6 +137,13 @@ class Scheduler {
   // (celos/deadline_predictor.h). Call before the first step.
   void set_deadline_predictor(const DeadlinePredictor& predictor) { predictor_ = &predictor; }
   const DeadlinePredictor* deadline_predictor() const { return predictor_; }
+
+  // Turns on the back-off of data checks (see DataCheckBackoff; off by default: every step
+  // checks every WAITING slot). Call before the first step.
+  void set_data_check_backoff(DataCheckBackoff backoff);
+  // While a WAITING slot's data check backs off (it is not due at `now`): when it is checked
+  // next (/trigger-status's "nextCheckAt"). Thread-safe.
+  [[nodiscard]] std::optional<Time> next_data_check(const SlotId& slot, Time now) const;
 
   // Re-evaluates the workflow files now (/clear-cache).
   WorkflowConfigPtr reload();
@@ -206,6 +231,8 @@ class Scheduler {
   Clock* clock_ = &system_clock();
   std::unique_ptr<HistoryPredictor> own_predictor_;  // a listener too
   const DeadlinePredictor* predictor_ = nullptr;
+  // What data checks remember between steps (back-off, directories too big to list).
+  std::unique_ptr<detail::DataCheckMemory> data_checks_;
 };
 
 }  // namespace celos

@@ -36,6 +36,12 @@ struct ServerOptions {
   // --oozie-notifications=false: submitted Oozie jobs get no notification URL (issue 28; for
   // Oozie servers that cannot reach celos). Only with --autoSchedule.
   bool oozie_notifications = true;
+  // --data-check-backoff: one step of the back-off of data checks (issue 28, DataCheckBackoff in
+  // celos/scheduler.h); 0 = off; -1 (not given) = the --autoSchedule period, off without it.
+  int data_check_backoff_seconds = -1;
+  int data_check_backoff_step() const {
+    return data_check_backoff_seconds >= 0 ? data_check_backoff_seconds : auto_schedule_seconds;
+  }
   // SPEC §10: external calls of a step in flight at once (1..1024; 1 = one at a time), and the
   // bound of each call in seconds (> 0): Oozie, WebHDFS, Slurm commands, kills from the API.
   int io_concurrency = 32;

@@ -174,7 +174,12 @@ Outcome run_why(Context& ctx, const Args& args) {
   if (!params) return tl::unexpected(params.error());
   auto answer = get(ctx, "/api/v1/trigger-status", *params);
   if (!answer) return tl::unexpected(answer.error());
-  if (!print_raw(ctx, *answer)) print_tree(ctx, answer->value, 0);
+  if (print_raw(ctx, *answer)) return {};
+  print_tree(ctx, answer->value, 0);
+  if (const std::string next = text_of(answer->value, "nextCheckAt"); !next.empty()) {
+    ctx.out << "data checked again at " << show_time(ctx.globals, next)
+            << " (backing off; an event checks at once)\n";
+  }
   return {};
 }
 

@@ -118,6 +118,15 @@ TEST_CASE("why prints the trigger tree indented, what is missing in red on a ter
   CHECK(cli.out.str().find("  \033[31mmissing\033[0m DelayTrigger") != std::string::npos);
 }
 
+TEST_CASE("why says when a slot whose data check backs off is checked again") {
+  Cli cli;
+  cli.answer("/api/v1/trigger-status?id=wf&time=2015-09-13T02%3A00%3A00.000Z",
+             R"({"type":"HDFSCheckTrigger","ready":false,"description":"HDFS path /in is not )"
+             R"(ready","subStatuses":[],"nextCheckAt":"2015-09-13T02:41:00.000Z"})");
+  REQUIRE(cli.run({"why", "wf", "2015-09-13T02:00Z"}) == kExitOk);
+  CHECK(cli.out.str().find("data checked again at 2015-09-13T02:41") != std::string::npos);
+}
+
 constexpr const char* kMulti =
     R"({"workflows":[{"id":"a","info":{},"paused":false,"slots":[)"
     R"({"time":"2015-09-13T02:00:00.000Z","status":"RUNNING","externalID":"x","retryCount":0},)"

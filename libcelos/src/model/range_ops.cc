@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/scheduler.h"
+#include "model/data_check_memory.h"
 
 namespace celos {
 
@@ -125,6 +126,7 @@ Result<void> Scheduler::commit_range_rerun(const std::vector<SlotChange>& change
     ids.push_back(c.to.id);
     states.push_back(c.to);
   }
+  data_checks_->reset({ids.front().workflow});  // its data is checked at the next step
   if (auto marked = db_.mark_reruns(ids, now); !marked) return marked;
   if (auto written = db_.put_slots(states); !written) return written;
   spdlog::info("workflow {}: rerun of {} slots requested ({})", ids.front().workflow, ids.size(),

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "celos/deadline_predictor.h"
+#include "model/data_check_memory.h"
 #include "model/dataset_step.h"
 #include "model/retry_backoff.h"
 #include "model/step.h"
@@ -53,6 +54,19 @@ void log_change(const SlotState& from, const SlotState& to) {
                to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
 }
 
+std::set<std::string> workflow_ids(const WorkflowConfig& config) {
+  std::set<std::string> ids;
+  for (const auto& [id, _] : config.workflows) ids.insert(id);
+  return ids;
+}
+
+// "2000 calls, 22000 saved: 22000 by listing, 0 by back-off" (issue 28).
+std::string data_check_summary(const StepReport& r) {
+  const int by_listing = r.data_checks - r.data_check_calls;
+  return fmt::format("{} calls, {} saved: {} by listing, {} by back-off", r.data_check_calls,
+                     by_listing + r.data_checks_deferred, by_listing, r.data_checks_deferred);
+}
+
 }  // namespace
 
 Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolver& file_systems)
@@ -62,13 +76,22 @@ Scheduler::Scheduler(WorkflowSource& source, StateDatabase& db, FileSystemResolv
       inline_executor_(make_inline_executor()),
       executor_(inline_executor_.get()),
       own_predictor_(std::make_unique<HistoryPredictor>()),
-      predictor_(own_predictor_.get()) {
+      predictor_(own_predictor_.get()),
+      data_checks_(std::make_unique<detail::DataCheckMemory>()) {
   listeners_.push_back(own_predictor_.get());
 }
 
 Scheduler::~Scheduler() = default;
 
 void Scheduler::set_executor(Executor& executor) { executor_ = &executor; }
+
+void Scheduler::set_data_check_backoff(DataCheckBackoff backoff) {
+  data_checks_->configure(std::move(backoff));
+}
+
+std::optional<Time> Scheduler::next_data_check(const SlotId& slot, Time now) const {
+  return data_checks_->next_check(slot, now);
+}
 
 void Scheduler::add_listener(SchedulerListener& listener) { listeners_.push_back(&listener); }
 
@@ -119,14 +142,17 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   } else {
     spdlog::info("step at {} started ({} workflows loaded, {} load errors, {} calls at a time)",
                  label, config->workflows.size(), config->errors.size(), executor_->width());
+    // A step of chosen workflows follows an event (or an operator): their data is checked now.
+    if (ids) data_checks_->reset(*ids);
     std::vector<std::string> errors = std::move(report.errors);
     BackfillPump backfills = admit_backfills(*config, now, mode);
     errors.insert(errors.end(), backfills.errors.begin(), backfills.errors.end());
-    report = detail::run_step(
-        *config, now, ids,
-        {db_, file_systems_, *executor_, *clock_,
-         [this](const std::vector<SlotChange>& changes) { notify(changes); },
-         mode == MaintenanceMode::kDrain, guard_, std::move(backfills.running), predictor_});
+    report = detail::run_step(*config, now, ids,
+                              {db_, file_systems_, *executor_, *clock_,
+                               [this](const std::vector<SlotChange>& changes) { notify(changes); },
+                               mode == MaintenanceMode::kDrain, guard_,
+                               std::move(backfills.running), predictor_, data_checks_.get()});
+    if (!ids) data_checks_->retain(workflow_ids(*config));
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
   }
   report.maintenance = mode;
@@ -138,11 +164,11 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   }
   spdlog::info(
       "step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors; {} "
-      "external calls ({} failed{}), {} data checks; ms by phase: {}",
+      "external calls ({} failed{}), {} data checks ({}); ms by phase: {}",
       label, report.duration.count(), report.workflows, report.changed, report.submitted,
       report.errors.size(), report.external_calls, report.external_call_errors,
       report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks,
-      phases.empty() ? "none" : phases);
+      data_check_summary(report), phases.empty() ? "none" : phases);
   for (SchedulerListener* l : listeners_) l->on_step(report);
   if (held_much(report)) release_free_memory();
   return report;
@@ -199,6 +225,7 @@ Result<SlotState> Scheduler::rerun(const std::string& workflow, Time slot_time, 
   auto next = stored->has_value() ? (*stored)->rerun() : SlotState::waiting(id);
   if (!next) return next;
   next->deadline = effective_deadline(**wf, *next);  // fixed when first stored
+  data_checks_->reset({workflow});                   // its data is checked at the next step
   if (auto marked = db_.mark_rerun(id, now); !marked) return tl::unexpected(marked.error());
   if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
   spdlog::info("slot {}: rerun requested ({} -> WAITING)", to_string(id),

@@ -280,6 +280,8 @@ void Step::finish_report() {
   report_.external_calls = gate_.calls();
   report_.external_call_errors = gate_.failures();
   report_.data_checks = triggers_.checks();
+  report_.data_check_calls = triggers_.calls();
+  report_.data_checks_deferred = checks_deferred_;
   report_.slowest_call = gate_.slowest();
 }
 

@@ -15,6 +15,8 @@
 
 namespace celos::detail {
 
+class DataCheckMemory;  // model/data_check_memory.h
+
 struct StepEnvironment {
   StateDatabase& db;
   FileSystemResolver& file_systems;
@@ -33,6 +35,9 @@ struct StepEnvironment {
   std::set<std::string> running_backfills = {};
   // Predicts when slots finish, for their deadlines' AT_RISK; none: no slot is ever at risk.
   const DeadlinePredictor* predictor = nullptr;
+  // What data checks remember between steps (issue 28: back-off, directories too big to list);
+  // none: every WAITING slot is checked.
+  DataCheckMemory* data_checks = nullptr;
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,

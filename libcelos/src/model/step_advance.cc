@@ -1,6 +1,8 @@
 // Phase 3 of the step (step_phases.h): the status of every RUNNING slot and the trigger of
-// every WAITING slot, asked concurrently; then each slot moves on. Long-running slots near the
-// window's end are kept in view with rerun markers.
+// every WAITING slot, asked concurrently; then each slot moves on. Before the triggers, a probe
+// tells which directories to list (model/data_checks.h), and slots whose data checks back off
+// (model/data_check_memory.h) are not asked. Long-running slots near the window's end are kept
+// in view with rerun markers.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -8,6 +10,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "model/data_check_memory.h"
+#include "model/data_checks.h"
 #include "model/step_phases.h"
 
 namespace celos::detail {
@@ -19,6 +23,22 @@ namespace {
 // scheduler that was down for a while.
 constexpr auto kFollowMargin = std::chrono::hours(48);
 
+// One slot's evaluation: counts the paths it asks on file systems of round trips, whose checks
+// back off (DataCheckMemory).
+class RemoteCheckCounter final : public ForwardingTriggerContext {
+ public:
+  explicit RemoteCheckCounter(StepTriggerContext& step)
+      : ForwardingTriggerContext(step), step_(step) {}
+  Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override {
+    if (step_.remote(fs_uri)) ++remote;
+    return ForwardingTriggerContext::path_exists(fs_uri, path);
+  }
+  int remote = 0;
+
+ private:
+  StepTriggerContext& step_;
+};
+
 // WAITING slots are evaluated in chunks: enough tasks to overlap the data checks of a workflow
 // with many late slots, few enough that a first step of 168 slots per workflow is not drowned
 // in task overhead.
@@ -28,11 +48,12 @@ constexpr std::size_t kTriggerChunk = 16;
 
 void Step::advance() {
   std::map<std::string, JobGroup> groups;
-  std::vector<std::function<void()>> tasks;
+  std::vector<Chunk> chunks;
   for (WorkflowRun& run : runs_) {
     if (!run.active) continue;
     run.triggers.resize(run.slots.size());
     run.statuses.resize(run.slots.size());
+    run.remote_checks.assign(run.slots.size(), 0);
     std::vector<std::size_t> waiting;
     for (std::size_t i = 0; i < run.slots.size(); ++i) {
       const SlotState& s = run.slots[i];
@@ -47,24 +68,11 @@ void Step::advance() {
         waiting.push_back(i);
       }
     }
-    for (std::size_t from = 0; from < waiting.size(); from += kTriggerChunk) {
-      std::vector<std::size_t> chunk(waiting.begin() + static_cast<std::ptrdiff_t>(from),
-                                     waiting.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                           waiting.size(), from + kTriggerChunk)));
-      tasks.push_back([this, &run, chunk = std::move(chunk)] {
-        for (std::size_t i : chunk) {
-          try {
-            // Only "ready?" is kept: the status trees of 1.7 million slots would not fit.
-            auto status = run.wf->trigger->evaluate(run.slots[i].id.time, triggers_);
-            run.triggers[i] =
-                status ? Result<bool>(status->ready) : Result<bool>(tl::unexpected(status.error()));
-          } catch (const std::exception& e) {
-            run.triggers[i] = fail(fmt::format("trigger failed: {}", e.what()));
-          }
-        }
-      });
-    }
+    add_waiting(run, waiting, chunks);
   }
+  probe_paths(chunks);
+  std::vector<std::function<void()>> tasks;
+  for (const Chunk& chunk : chunks) tasks.push_back([this, &chunk] { evaluate(chunk); });
   std::vector<JobGroup> batches = split_batches(std::move(groups));
   for (JobGroup& group : batches) tasks.push_back([this, &group] { ask_status(group); });
   // The markers of the running slots near the window's end are written while the calls run.
@@ -75,8 +83,104 @@ void Step::advance() {
         std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.monotonic() - started);
   });
   env_.executor.run_all(std::move(tasks));
+  remember_checks();
   for (WorkflowRun& run : runs_) {
     if (run.active) isolated(run, [&] { advance_slots(run); });
+  }
+}
+
+void Step::add_waiting(WorkflowRun& run, const std::vector<std::size_t>& waiting,
+                       std::vector<Chunk>& chunks) {
+  std::vector<std::size_t> due;
+  for (std::size_t i : waiting) {
+    std::optional<int> deferred;
+    if (env_.data_checks != nullptr) deferred = env_.data_checks->deferred(run.slots[i].id, now_);
+    if (!deferred) {
+      due.push_back(i);
+      continue;
+    }
+    run.triggers[i] = Result<bool>(false);  // as last checked (it may still time out)
+    run.remote_checks[i] = -1;
+    checks_deferred_ += *deferred;
+  }
+  for (std::size_t from = 0; from < due.size(); from += kTriggerChunk) {
+    const auto to = std::min(due.size(), from + kTriggerChunk);
+    chunks.emplace_back(&run,
+                        std::vector<std::size_t>(due.begin() + static_cast<std::ptrdiff_t>(from),
+                                                 due.begin() + static_cast<std::ptrdiff_t>(to)));
+  }
+}
+
+void Step::probe_paths(const std::vector<Chunk>& chunks) {
+  if (chunks.empty()) return;
+  std::vector<std::vector<PathKey>> asked(chunks.size());
+  std::vector<std::function<void()>> tasks;
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
+    tasks.push_back([this, &chunks, &asked, k] {
+      PathProbe probe(triggers_);
+      const auto& [run, slots] = chunks[k];
+      bool looked = false;
+      for (std::size_t i : slots) {
+        try {
+          (void)run->wf->trigger->evaluate(run->slots[i].id.time, probe);
+        } catch (const std::exception&) {  // the evaluation proper reports it
+        }
+        // A trigger's file systems are the same for every slot: when the first paths it asks
+        // are on none that lists, the rest of the chunk's would not be listed either.
+        if (!looked && !probe.asked.empty()) {
+          looked = true;
+          if (!any_listing(probe.asked)) return;
+        }
+      }
+      asked[k] = std::move(probe.asked);
+    });
+  }
+  env_.executor.run_all(std::move(tasks));
+  std::vector<PathKey> all;
+  for (auto& a : asked) all.insert(all.end(), a.begin(), a.end());
+  triggers_.plan_listings(all);
+}
+
+bool Step::any_listing(const std::vector<PathKey>& asked) {
+  return std::any_of(asked.begin(), asked.end(),
+                     [this](const PathKey& p) { return triggers_.remote(p.first); });
+}
+
+void Step::evaluate(const Chunk& chunk) {
+  auto& [run, slots] = chunk;
+  for (std::size_t i : slots) {
+    try {
+      RemoteCheckCounter context(triggers_);
+      // Only "ready?" is kept: the status trees of 1.7 million slots would not fit.
+      auto status = run->wf->trigger->evaluate(run->slots[i].id.time, context);
+      run->triggers[i] =
+          status ? Result<bool>(status->ready) : Result<bool>(tl::unexpected(status.error()));
+      run->remote_checks[i] = context.remote;
+    } catch (const std::exception& e) {
+      run->triggers[i] = fail(fmt::format("trigger failed: {}", e.what()));
+    }
+  }
+}
+
+void Step::remember_checks() {
+  if (env_.data_checks == nullptr || !env_.data_checks->backs_off()) return;
+  for (WorkflowRun& run : runs_) {
+    if (!run.active) continue;
+    std::vector<CheckOutcome> outcomes;
+    for (std::size_t i = 0; i < run.slots.size(); ++i) {
+      if (run.slots[i].status != SlotStatus::kWaiting) continue;
+      CheckOutcome o;
+      o.slot = run.slots[i].id.time;
+      const auto& ready = run.triggers[i];
+      if (run.remote_checks[i] < 0 || !ready || !*ready) {  // backing off, not asked, failed
+        o.kind = CheckOutcome::Kind::kKept;
+      } else if (!**ready && run.remote_checks[i] > 0) {
+        o.kind = CheckOutcome::Kind::kMissing;
+        o.paths = run.remote_checks[i];
+      }
+      outcomes.push_back(o);
+    }
+    env_.data_checks->update(run.wf->id, outcomes, now_);
   }
 }
 

@@ -32,13 +32,25 @@ Result<bool> StepTriggerContext::path_exists(const std::string& fs_uri, const st
     }
     ++checks_;
     auto fs = file_systems_.resolve(fs_uri);
-    Result<bool> answer = fs ? (*fs)->exists(path) : tl::unexpected(fs.error());
+    Result<bool> answer = fs ? listings_.exists(fs_uri, **fs, path) : tl::unexpected(fs.error());
     if (!answer) {
       MutexLock lock(mutex_);
       down_.emplace(fs_uri, answer.error());
     }
     return answer;
   });
+}
+
+bool StepTriggerContext::remote(const std::string& fs_uri) {
+  {
+    MutexLock lock(mutex_);
+    if (auto it = remote_.find(fs_uri); it != remote_.end()) return it->second;
+  }
+  auto fs = file_systems_.resolve(fs_uri);
+  const bool remote = fs && (*fs)->prefers_listing();
+  MutexLock lock(mutex_);
+  remote_.emplace(fs_uri, remote);
+  return remote;
 }
 
 Result<bool> StepTriggerContext::slot_succeeded(const std::string& workflow_id, Time time) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "celos/clock.h"
 #include "celos/file_system.h"
@@ -18,17 +19,21 @@
 #include "celos/mutex.h"
 #include "celos/state_db.h"
 #include "celos/trigger.h"
+#include "model/data_checks.h"
 #include "model/dataset_step.h"
 
 namespace celos::detail {
 
 // Answers are cached so that a path is checked once per step however many triggers refer to
 // it (a concurrent second asker waits for the first answer), and a file system that could not
-// be reached is not asked again in the same step (HDFS down: fail fast).
+// be reached is not asked again in the same step (HDFS down: fail fast). Paths that share a
+// directory are answered by one listing of it where plan_listings() said so (model/data_checks.h).
 class StepTriggerContext final : public TriggerContext {
  public:
-  StepTriggerContext(Time now, StateDatabase& db, FileSystemResolver& file_systems)
-      : now_(now), db_(db), file_systems_(file_systems) {}
+  // `memory` (may be null): the directories too big to list, across steps.
+  StepTriggerContext(Time now, StateDatabase& db, FileSystemResolver& file_systems,
+                     DataCheckMemory* memory = nullptr)
+      : now_(now), db_(db), file_systems_(file_systems), listings_(now, memory) {}
 
   Time now() const override { return now_; }
   Result<bool> path_exists(const std::string& fs_uri, const std::string& path) override;
@@ -40,7 +45,15 @@ class StepTriggerContext final : public TriggerContext {
   Result<bool> instance_announced(const std::string& d, Time t) override;
   Result<std::vector<Time>> announced_instances(const std::string& d, Time s, Time e) override;
 
-  int checks() const { return checks_.load(); }
+  // The paths the step's triggers will ask (a probe's): call before the concurrent asks.
+  void plan_listings(const std::vector<PathKey>& paths) { listings_.plan(paths); }
+
+  // Is `fs_uri`'s file system one where each check is a round trip (it prefers_listing():
+  // WebHDFS, SFTP)? Its paths are listed by directory, and its checks back off. Cached.
+  bool remote(const std::string& fs_uri) EXCLUDES(mutex_);
+
+  int checks() const { return checks_.load(); }    // distinct paths answered
+  int calls() const { return listings_.calls(); }  // file-system calls they took
 
  private:
   template <class Key>
@@ -54,10 +67,12 @@ class StepTriggerContext final : public TriggerContext {
   Time now_;
   StateDatabase& db_;
   FileSystemResolver& file_systems_;
+  DirectoryListings listings_;
   Mutex mutex_;
   Cache<std::pair<std::string, std::string>> exists_ GUARDED_BY(mutex_);
   Cache<std::pair<std::string, Time>> succeeded_ GUARDED_BY(mutex_);
   std::map<std::string, Error> down_ GUARDED_BY(mutex_);
+  std::map<std::string, bool> remote_ GUARDED_BY(mutex_);
   std::atomic<int> checks_{0};
   Mutex datasets_mutex_;  // DatasetLookups caches without a lock of its own
   DatasetLookups datasets_ GUARDED_BY(datasets_mutex_){db_};

@@ -26,7 +26,7 @@ class Step {
         now_(now),
         env_(std::move(env)),
         report_(report),
-        triggers_(now, env_.db, env_.file_systems),
+        triggers_(now, env_.db, env_.file_systems, env_.data_checks),
         fence_(env_.guard ? *env_.guard : always_current_lease_guard()),
         datasets_(config, env_.db, env_.file_systems, now, fence_),
         gate_(env_.clock) {}
@@ -90,6 +90,19 @@ class Step {
   // Phase 3: the status of every RUNNING slot and the trigger of every WAITING slot, asked
   // concurrently; then each slot loaded in phase 1 moves on.
   void advance();
+
+  // The WAITING slots to evaluate, in chunks (one task each); a slot whose data check backs
+  // off (DataCheckMemory) is not evaluated and counts as not ready.
+  using Chunk = std::pair<WorkflowRun*, std::vector<std::size_t>>;
+  void add_waiting(WorkflowRun& run, const std::vector<std::size_t>& waiting,
+                   std::vector<Chunk>& chunks);
+  // Before the chunks are evaluated: which paths they will ask (model/data_checks.h).
+  void probe_paths(const std::vector<Chunk>& chunks);
+  // Is one of the file systems of these paths one that prefers_listing()?
+  bool any_listing(const std::vector<PathKey>& asked);
+  void evaluate(const Chunk& chunk);
+  // Tells the back-off what became of each WAITING slot's check.
+  void remember_checks();
 
   void ask_status(JobGroup& group);
   void advance_slots(WorkflowRun& run);
@@ -170,6 +183,7 @@ class Step {
   CallGate gate_;
   std::vector<WorkflowRun> runs_;
   std::chrono::milliseconds follow_busy_{0};
+  int checks_deferred_ = 0;  // remote paths not asked: their slots back off
 };
 
 }  // namespace celos::detail

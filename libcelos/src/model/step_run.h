@@ -32,7 +32,8 @@ struct WorkflowRun {
   std::set<Time> marked;                   // times carried by a rerun marker
   std::vector<SlotState> running;          // picks submitted in this step, as RUNNING
   std::vector<SlotChange> changes;         // the other changes of this step
-  std::vector<std::optional<Result<bool>>> triggers;            // per slot, WAITING ones: ready?
+  std::vector<std::optional<Result<bool>>> triggers;  // per slot, WAITING ones: ready?
+  std::vector<int> remote_checks;  // per WAITING slot: remote paths asked (-1: backing off)
   std::vector<std::optional<Result<ExternalStatus>>> statuses;  // per slot, RUNNING ones
   std::vector<SlotState> restart;  // RUNNING slots whose job was never started
   std::vector<SlotId> follow;      // RUNNING slots to mark (see kFollowMargin)

@@ -163,6 +163,12 @@ Scheduling::Scheduling(const ServerOptions& opts, Backends& b)
   }
   scheduler.add_listener(notifier);
   scheduler.set_executor(*executor);
+  if (const int step = opts.data_check_backoff_step(); step > 0) {  // issue 28
+    scheduler.set_data_check_backoff(
+        {.step = std::chrono::seconds(step), .max = std::chrono::minutes(10)});
+    spdlog::info("data checks on WebHDFS and SFTP back off in steps of {} s, up to 10 minutes",
+                 step);
+  }
 }
 
 Result<std::unique_ptr<TokenStore>> open_tokens(const ServerOptions& opts) {

@@ -191,6 +191,10 @@ HttpServerResponse get_trigger_status(const Api& api, const HttpServerRequest& r
   // The slot's deadline (issue 27), beside the trigger's tree.
   auto deadline = api.scheduler().deadline_view(slot->workflow, slot->time, api.now());
   if (deadline && *deadline) tree["deadline"] = deadline_json(**deadline);
+  // While the slot's data check backs off (issue 28): when its data is checked next.
+  if (auto next = api.scheduler().next_data_check({slot->workflow, slot->time}, api.now())) {
+    tree["nextCheckAt"] = format_time(*next);
+  }
   return json_response(tree);
 }
 

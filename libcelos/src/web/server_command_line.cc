@@ -25,7 +25,7 @@ constexpr const char* kUsage =
     "                    [--allowed-hosts H,...] [--auth-tokens FILE [--auth-reads]]\n"
     "                    [--notify-webhook URL]... [--allow-loopback-webhooks]\n"
     "                    [--audit-keep-days N] [--history-retention-days N]\n"
-    "                    [--max-backfill-slots N]\n"
+    "                    [--max-backfill-slots N] [--data-check-backoff SECONDS]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -82,6 +82,10 @@ po::options_description describe_server_options() {
       "cluster name (nodes with one --state-db and name form a cluster)")(
       "history-retention-days", po::value<std::string>(),
       "days of slot history kept (default 30; 0 = forever); the leader prunes once an hour")(
+      "data-check-backoff", po::value<std::string>(),
+      "one step of the back-off of data checks on WebHDFS and SFTP: a slot whose data is "
+      "missing is checked after 1, 2, 4, ... such steps, at most 10 minutes apart, and at once "
+      "after an event (0 = off; default: the --autoSchedule period, off without it)")(
       "max-backfill-slots", po::value<std::string>(),
       "the most slots one backfill plan may cover (default 1000000)");
   return options;
@@ -152,6 +156,20 @@ Result<void> read_history_retention(const po::variables_map& vm, ServerOptions& 
 }
 
 // Read as text, as the io options: 1 to a billion slots.
+Result<void> read_data_check_backoff(const po::variables_map& vm, ServerOptions& options) {
+  if (!vm.count("data-check-backoff")) return {};
+  const std::string& text = vm["data-check-backoff"].as<std::string>();
+  if (text.empty() || text.size() > 6 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return fail(fmt::format("--data-check-backoff must be a whole number of seconds (0 = off), "
+                            "not \"{}\"",
+                            text),
+                ErrorCode::kInvalid);
+  }
+  options.data_check_backoff_seconds = std::stoi(text);
+  return {};
+}
+
 Result<void> read_backfill_limit(const po::variables_map& vm, ServerOptions& options) {
   if (!vm.count("max-backfill-slots")) return {};
   const std::string& text = vm["max-backfill-slots"].as<std::string>();
@@ -225,6 +243,7 @@ Result<void> read_numbers(const po::variables_map& vm, ServerOptions& options) {
   }
   if (auto ok = read_io_options(vm, options); !ok) return ok;
   if (auto ok = read_history_retention(vm, options); !ok) return ok;
+  if (auto ok = read_data_check_backoff(vm, options); !ok) return ok;
   return read_backfill_limit(vm, options);
 }
 

@@ -63,6 +63,19 @@ TEST_CASE("server options: --oozie-notifications is true or false, nothing else"
              Catch::Contains("--oozie-notifications must be true or false, not \"no\""));
 }
 
+TEST_CASE("server options: --data-check-backoff is --autoSchedule's period unless given") {
+  CHECK(parse({"--port", "0"})->options->data_check_backoff_step() == 0);
+  CHECK(parse({"--port", "0", "--autoSchedule", "60"})->options->data_check_backoff_step() == 60);
+  auto given = parse({"--port", "0", "--autoSchedule", "60", "--data-check-backoff", "0"});
+  CHECK(given->options->data_check_backoff_step() == 0);
+  given = parse({"--port", "0", "--data-check-backoff", "30"});
+  CHECK(given->options->data_check_backoff_step() == 30);
+  CHECK(error_of({"--port", "0", "--data-check-backoff", "-1"}).find("--data-check-backoff") !=
+        std::string::npos);
+  CHECK(error_of({"--port", "0", "--data-check-backoff", "1m"}).find("\"1m\"") !=
+        std::string::npos);
+}
+
 TEST_CASE("server options: every value is read") {
   auto result =
       parse({"--port=8080", "--host", "0.0.0.0", "--workflows", "/w", "--defaults", "/d/", "--logs",
