@@ -3,7 +3,7 @@
 
     bench/scale/bench_scale.py [--server build/dev/celos-server/celos-server] [-n 1000]
         [--latency-ms 20] [--io-concurrency 32] [--hdfs] [--late-hours 0] [--runs 3]
-        [--profile DIR]
+        [--backoff SECONDS] [--profile DIR]
 
 Generates N hourly workflow files (one workflow each, 168 slots in the 7-day window) running
 on the fake Oozie of test/hadoop (with --latency-ms on every answer), optionally with an
@@ -24,12 +24,17 @@ measures, through POST /scheduler?time=...:
 
 With --hdfs every workflow has an hdfsCheckTrigger whose path never appears, and only its
 --late-hours newest slots are in the window (startTime): the "check" step makes N x late-hours
-distinct checks (1 = the current hour's slot; 24 = a day of late data).
+distinct checks (1 = the current hour's slot; 24 = a day of late data), answered by one
+LISTSTATUS per directory of waiting paths (issue 28: /in/NNNNN/<day>, two a workflow at 24).
+With --hdfs --backoff S the server backs off data checks in steps of S seconds
+(--data-check-backoff S) and 30 steps S seconds apart are measured instead: the WebHDFS
+requests of each, as slots back off 1, 2, 4, ... steps, at most 10 minutes (issue 28).
 Each measured step runs --runs times; the median and the worst are printed. With --profile DIR
 each measured step of celos-server is recorded by `perf record -g` into DIR/<step>-<run>.data.
 """
 
 import argparse
+import datetime
 import json
 import os
 import re
@@ -124,7 +129,8 @@ class Bench:
         return "2015-09-%02dT%02d:00Z" % (13 + first // 24, first % 24)
 
     def start_server(self):
-        cmd = [self.args.server, "--port", str(self.port), "--workflows",
+        backoff = ["--data-check-backoff", str(self.args.backoff)] if self.args.backoff else []
+        cmd = [self.args.server, "--port", str(self.port), *backoff, "--workflows",
                os.path.join(self.dir, "workflows"), "--defaults", os.path.join(self.dir, "defaults"),
                "--db", os.path.join(self.dir, "db"), "--create-db", "--logs",
                os.path.join(self.dir, "logs"), "--io-concurrency", str(self.args.io_concurrency)]
@@ -161,13 +167,14 @@ class Bench:
             raise SystemExit("step failed: %s" % body)
         if name:
             spent = {k: round(cpu_s(p) - before[k], 2) for k, p in pids.items()}
-            spent["phases_ms"] = self.last_phases()
+            spent["phases_ms"], spent["data_checks"] = self.last_summary()
             self.cpu.setdefault(name, []).append(spent)
         return took, json.loads(body)
 
-    def last_phases(self):
-        """The phase timings of the step's summary log line ("ms by phase: load+submit 812, ...")."""
-        found = ""
+    def last_summary(self):
+        """The phase timings and the data checks of the step's summary log line ("... 24000 data
+        checks (2000 calls, ...); ms by phase: load+submit 812, ...")."""
+        found, checks = "", ""
         logs = os.path.join(self.dir, "logs")
         for name in sorted(os.listdir(logs)):
             with open(os.path.join(logs, name), "rb") as f:
@@ -175,7 +182,9 @@ class Bench:
                 for line in f.read().decode(errors="replace").splitlines():
                     if "ms by phase: " in line:
                         found = line.rsplit("ms by phase: ", 1)[1].strip()
-        return found
+                        m = re.search(r"(\d+ data checks \([^)]*\))", line)
+                        checks = m.group(1) if m else ""
+        return found, checks
 
     def start_perf(self, name):
         if not (name and self.args.profile):
@@ -202,7 +211,9 @@ class Bench:
         self.write_workflows()
         report = {"n": a.n, "latency_ms": a.latency_ms, "io_concurrency": a.io_concurrency}
         report["startup_s"] = self.start_server()
-        if self.hdfs:
+        if self.hdfs and self.args.backoff:
+            self.run_backoff(report)
+        elif self.hdfs:
             self.run_checks(report)
         else:
             self.run_submits(report)
@@ -242,6 +253,19 @@ class Bench:
         report["check_steps_s"] = checks
         report["webhdfs_requests_per_check_step"] = requests
 
+    def run_backoff(self, report):
+        """30 steps --backoff seconds apart from NOW (all in the hour of NOW's slot): the
+        WebHDFS requests of each; the first checks every waiting slot."""
+        start = datetime.datetime.strptime(NOW, "%Y-%m-%dT%H:%MZ")
+        requests = []
+        for k in range(30):
+            at = start + datetime.timedelta(seconds=k * self.args.backoff)
+            self.hdfs.control("/_control/reset")
+            self.step(at=at.strftime("%Y-%m-%dT%H:%M:%SZ"), name="backoff")
+            requests.append(self.hdfs.control("/_control/stats", "GET")["requests"])
+        report["webhdfs_requests_per_backoff_step"] = requests
+        report["webhdfs_requests_mean_per_step"] = sum(requests) / len(requests)
+
     def close(self):
         if self.server and self.server.poll() is None:
             self.server.terminate()
@@ -262,6 +286,8 @@ def main():
     p.add_argument("--late-hours", type=int, default=1,
                    help="with --hdfs: waiting slots per workflow (1 = the current hour)")
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--backoff", type=int, default=0, metavar="SECONDS",
+                   help="with --hdfs: --data-check-backoff SECONDS and 30 steps that far apart")
     p.add_argument("--profile", metavar="DIR",
                    help="perf record -g celos-server during each measured step into DIR")
     args = p.parse_args()
