@@ -10,6 +10,16 @@ namespace {
 // 2^20 steps is beyond any sensible `max`; capping the exponent keeps the shift defined.
 constexpr int kMaxDoublings = 20;
 
+// The entry kept for `slot` in a workflow -> slot time -> entry map, or null.
+template <class Slots>
+const auto* find_entry(const Slots& slots, const SlotId& slot) {
+  using Entry = typename Slots::mapped_type::mapped_type;
+  auto w = slots.find(slot.workflow);
+  if (w == slots.end()) return static_cast<const Entry*>(nullptr);
+  auto e = w->second.find(slot.time);
+  return e == w->second.end() ? static_cast<const Entry*>(nullptr) : &e->second;
+}
+
 }  // namespace
 
 void DataCheckMemory::configure(DataCheckBackoff backoff) {
@@ -31,20 +41,16 @@ bool DataCheckMemory::due(const Entry& e, Time now) const {
 
 std::optional<int> DataCheckMemory::deferred(const SlotId& slot, Time now) const {
   MutexLock lock(mutex_);
-  auto w = slots_.find(slot.workflow);
-  if (w == slots_.end()) return std::nullopt;
-  auto e = w->second.find(slot.time);
-  if (e == w->second.end() || due(e->second, now)) return std::nullopt;
-  return e->second.paths;
+  const auto* e = find_entry(slots_, slot);
+  if (e == nullptr || due(*e, now)) return std::nullopt;
+  return e->paths;
 }
 
 std::optional<Time> DataCheckMemory::next_check(const SlotId& slot, Time now) const {
   MutexLock lock(mutex_);
-  auto w = slots_.find(slot.workflow);
-  if (w == slots_.end()) return std::nullopt;
-  auto e = w->second.find(slot.time);
-  if (e == w->second.end() || due(e->second, now)) return std::nullopt;
-  return e->second.next;
+  const auto* e = find_entry(slots_, slot);
+  if (e == nullptr || due(*e, now)) return std::nullopt;
+  return e->next;
 }
 
 void DataCheckMemory::update(const std::string& workflow, const std::vector<CheckOutcome>& outcomes,
