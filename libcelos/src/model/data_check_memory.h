@@ -1,8 +1,8 @@
 // What the data checks of steps remember from one step to the next (issue 28), in memory only
 // (a restart checks everything at its first step): the back-off of WAITING slots whose data is
-// missing on a file system of round trips (celos/scheduler.h's DataCheckBackoff), and the directories
-// too big to be listed. The scheduler owns one; steps update it on their own thread, and
-// /trigger-status reads it from request threads, hence the lock. Internal to model/.
+// missing on a file system of round trips (celos/scheduler.h's DataCheckBackoff), and the
+// directories too big to be listed. The scheduler owns one; steps update it on their own thread,
+// and /trigger-status reads it from request threads, hence the lock. Internal to model/.
 #pragma once
 
 #include <cstddef>

@@ -43,9 +43,7 @@ class RefusingListings final : public FileSystemWrapper {
 // The data file system's calls so far: exists() and list().
 int calls(const World& w) { return w.data_fs->exists_calls() + w.data_fs->list_calls(); }
 
-DataCheckBackoff every_minute() {
-  return {.step = std::chrono::seconds(60), .max = minutes(10)};
-}
+DataCheckBackoff every_minute() { return {.step = std::chrono::seconds(60), .max = minutes(10)}; }
 
 }  // namespace
 
