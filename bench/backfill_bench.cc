@@ -1,4 +1,5 @@
 // Backfill benchmark (issue 29). Usage: celos_backfill_bench [N...] [--dir DIR] [--runs R]
+//                                      [--seconds S]
 //
 // 1. Dry run: N hourly workflows, a plan over 30 days (N x 720 slots) on a real file state
 //    database, counted as POST /api/v1/backfills?dryRun=true does. Target for N = 1,000
@@ -8,11 +9,17 @@
 //    from a step's start to each live slot's submission, over R steps, without and with a
 //    running backfill of those workflows (reprocess all over 30 days, maxRunning 20). Printed:
 //    p50, p99 and worst of both. Target: p99 with the backfill within +10 % of without.
+// 3. Calls per second at a service with submitsPerSecond set (celos.serviceLimits): 20
+//    workflows, 10 slots at a time, a week of READY slots each and a running backfill; steps
+//    back to back on the real clock for --seconds S (default 5); the service counts what it
+//    receives in each second of the wall clock. Target: never above the limit (5).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -94,6 +101,70 @@ class SlowService final : public ExternalServiceWrapper {
   int next_ = 0;
 };
 
+// Counts the submissions it receives per second of the wall clock; its endpoint is limited.
+class CountingService final : public ExternalServiceWrapper {
+ public:
+  CountingService() : ExternalServiceWrapper(std::make_shared<NullService>()) {}
+  Result<std::string> submit_with(const SlotId&, const SubmitContext&) override {
+    const auto second = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+    MutexLock lock(mutex_);
+    ++per_second[second.time_since_epoch().count()];
+    return fmt::format("job-{}", next_++);
+  }
+  std::string limit_endpoint() const override { return "bench limited"; }
+
+  std::map<long long, int> per_second;
+
+ private:
+  Mutex mutex_;
+  int next_ = 0;
+};
+
+void rate_limited(const std::string& dir, double limit, int seconds) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto service = std::make_shared<CountingService>();
+  auto config = hourly_workflows(20, service, make_serial_strategy(10));
+  config->service_limits["bench limited"] = {.submits_per_second = limit,
+                                             .max_concurrent = std::nullopt};
+  auto source = make_static_workflow_source(config);
+  auto db = make_file_state_database(make_local_file_system(), dir);
+  auto resolver = make_local_file_system_resolver();
+  Scheduler scheduler(*source, *db, *resolver);
+  auto executor = make_thread_pool_executor(32);
+  scheduler.set_executor(*executor);
+  const auto wall = [] {
+    return std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  };
+  BackfillRequest r;
+  r.workflows = "workflow-*";
+  r.start = wall() - std::chrono::hours(24 * 40);
+  r.end = r.start + std::chrono::hours(24 * 30);
+  r.reprocess = Reprocess::kAll;
+  r.max_running = 20;
+  r.now = wall();
+  (void)Backfills(*scheduler.config(), *db).create(r);
+  scheduler.step(wall());  // the week's slots become READY
+  service->per_second.clear();
+  int steps = 0;
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+       std::chrono::steady_clock::now() < until; ++steps) {
+    scheduler.step(wall());
+  }
+  int max = 0, total = 0;
+  std::string counts;
+  for (const auto& [second, n] : service->per_second) {
+    max = std::max(max, n);
+    total += n;
+    counts += fmt::format("{}{}", counts.empty() ? "" : " ", n);
+  }
+  std::printf(
+      "submitsPerSecond %g: max %d submissions in one second at the service (%d over %d "
+      "steps in %d s; per second: %s)\n",
+      limit, max, total, steps, seconds, counts.c_str());
+  std::filesystem::remove_all(dir);
+}
+
 struct Delays {
   double p50 = 0, p99 = 0, worst = 0;
 };
@@ -146,9 +217,14 @@ Delays live_delays(const std::string& dir, int runs, bool backfill) {
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   int runs = 50;
+  int seconds = 5;
   auto args = parse_bench_args(argc, argv, [&](const std::string& arg, const char* next) {
     if (arg == "--runs" && next) {
       runs = std::atoi(next);
+      return 2;
+    }
+    if (arg == "--seconds" && next) {
+      seconds = std::atoi(next);
       return 2;
     }
     return 0;
@@ -160,5 +236,6 @@ int main(int argc, char** argv) {
     std::printf("live submit delay %-14s p50 %6.1f ms  p99 %6.1f ms  worst %6.1f ms (%d steps)\n",
                 backfill ? "with backfill" : "without", d.p50, d.p99, d.worst, runs);
   }
+  rate_limited(dir, 5, seconds);
   return 0;
 }

@@ -178,7 +178,8 @@ class Handler(LedgerRequests, fake_http.Handler):
             self.state.jobs[job_id] = {
                 "id": job_id, "status": "PREP", "properties": properties, "user": user,
                 "appPath": path, "appName": properties.get("celosWorkflowName", "app"),
-                "createdTime": http_date(), "startTime": None, "endTime": None}
+                "createdTime": http_date(), "startTime": None, "endTime": None,
+                "submittedAt": time.time()}
             if query.get("action") == "start":
                 self.start_job(self.state.jobs[job_id])
             self.state.save()

@@ -143,10 +143,12 @@ class Backfills {
 // and admits the next ones. Writes the admitted slots (markers and states) and then the plans.
 // Errors are per plan (in `errors`); the ids of the running plans are returned for the step's
 // lane. `admitted`: the states written (for the listeners), with what they were before.
+// `plans`: every plan after the admission (for /metrics).
 struct BackfillPump {
   std::set<std::string> running;
   std::vector<std::pair<std::optional<SlotState>, SlotState>> admitted;
   std::vector<std::string> errors;
+  std::vector<BackfillPlan> plans = {};
 };
 BackfillPump pump_backfills(const WorkflowConfig& config, StateDatabase& db, Time now);
 

@@ -99,6 +99,10 @@ class ExternalService {
   // none (local commands). Within a step, after the first timeout or connection error of an
   // endpoint its remaining calls fail at once; batch calls group jobs by endpoint.
   virtual std::string endpoint() const { return {}; }
+  // The endpoint celos.serviceLimits names (celos/service_limits.h): "oozie <url>",
+  // "slurm <partition>", "command <host>", "kubernetes <namespace>"; "" for none (no limits
+  // apply). The default: endpoint().
+  virtual std::string limit_endpoint() const { return endpoint(); }
 
   // One job of a batch call: the slot and its external id.
   struct Job {

@@ -35,6 +35,7 @@ class ExternalServiceWrapper : public ExternalService {
   std::string describe() const override { return target_->describe(); }
   std::string_view kind() const override { return target_->kind(); }
   std::string endpoint() const override { return target_->endpoint(); }
+  std::string limit_endpoint() const override { return target_->limit_endpoint(); }
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>& jobs) override {
     return target_->status_many(jobs);
   }

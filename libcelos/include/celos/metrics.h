@@ -87,6 +87,10 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   static constexpr int kHttpCodes = 600;
   void render_slots(std::string& out) const;
   void render_external(std::string& out) const;
+  // Service limits and backfills (metrics_limits.cc): what a step reports, and their text.
+  void record_limits(const StepReport& report);
+  void render_limits(std::string& out) const;
+  void render_backfills(std::string& out) const;
 
   std::atomic<std::uint64_t> steps_{0};
   Histogram step_duration_;
@@ -107,6 +111,12 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   // the step and API mutations (serialized), read by scrapes.
   mutable Mutex slots_mutex_;
   std::array<long long, kSlotStatusCount> slots_ GUARDED_BY(slots_mutex_){};
+  // celos_service_limit_deferred_total by (endpoint, limit); the backfill plans as of the last
+  // step; celos_backfill_slots_admitted_total.
+  mutable Mutex limits_mutex_;
+  std::map<std::pair<std::string, ServiceLimit>, std::uint64_t> deferred_ GUARDED_BY(limits_mutex_);
+  std::vector<BackfillPlan> backfills_ GUARDED_BY(limits_mutex_);
+  std::atomic<std::uint64_t> backfill_admitted_{0};
 };
 
 }  // namespace celos

@@ -80,6 +80,12 @@ struct StepReport {
   // (newly: each miss is counted once).
   int deadlines_at_risk = 0;
   int deadlines_missed = 0;
+  // Picks that celos.serviceLimits held back (they stay READY), by endpoint and limit.
+  std::map<std::pair<std::string, ServiceLimit>, int> limit_deferred = {};
+  // Backfills (celos/backfill.h): every plan as of this step's admission (none under pause or
+  // without the lease), and the slots admitted.
+  std::vector<BackfillPlan> backfills = {};
+  int backfill_admitted = 0;
   // Where the step's time went, phase by phase in order ("load+submit", "record", "start",
   // "advance", "follow", "restart", "write"), for the summary log line.
   std::vector<std::pair<std::string, std::chrono::milliseconds>> phases;
@@ -230,6 +236,8 @@ class Scheduler {
   LeaseGuard* guard_ = &always_current_lease_guard();
   Clock* clock_ = &system_clock();
   std::unique_ptr<HistoryPredictor> own_predictor_;  // a listener too
+  // celos.serviceLimits: shared by all steps, full and partial (celos/service_limits.h).
+  ServiceLimiter limiter_;
   const DeadlinePredictor* predictor_ = nullptr;
   // What data checks remember between steps (back-off, directories too big to list).
   std::unique_ptr<detail::DataCheckMemory> data_checks_;

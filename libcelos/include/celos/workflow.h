@@ -14,6 +14,7 @@
 #include "celos/error.h"
 #include "celos/external_service.h"
 #include "celos/schedule.h"
+#include "celos/service_limits.h"
 #include "celos/strategy.h"
 #include "celos/time.h"
 #include "celos/trigger.h"
@@ -78,6 +79,8 @@ struct WorkflowConfig {
   std::vector<LoadError> errors;
   // The declared datasets (celos.dataset), by id.
   std::map<std::string, Dataset, std::less<>> datasets;
+  // The celos.serviceLimits declarations, by endpoint (celos/service_limits.h).
+  std::map<std::string, ServiceLimits, std::less<>> service_limits;
 
   const Workflow* find(std::string_view id) const;
   // Datasets (dataset_config.cc): the workflow that outputs a dataset (at most one), the

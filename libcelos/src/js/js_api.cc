@@ -90,6 +90,7 @@ const ApiFunction kApi[] = {
     {"mergeProperties", merge_properties, 2},
     {"dataset", dataset_js, 2},
     {"statusTrigger", status_trigger_js, 2},
+    {"serviceLimits", service_limits_js, 2},
 };
 
 }  // namespace

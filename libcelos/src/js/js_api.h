@@ -56,6 +56,8 @@ struct FileEvaluation {
   std::weak_ptr<JsHeap> heap{};
   // celos.dataset declarations (also those made in imported defaults files), in order.
   std::vector<DatasetDeclaration> datasets;
+  // celos.serviceLimits declarations (also those of imported defaults files), in order.
+  std::vector<ServiceLimitDeclaration> service_limits{};
 };
 
 // Evaluates the workflow file `file_name` (a name directly in the workflows directory, used in

@@ -126,6 +126,7 @@ FileEvaluation evaluate_workflow_file(const EvalSettings& settings, const std::s
   result.imported_defaults = std::move(scope->imported_defaults);
   result.heap = heap;
   result.datasets = std::move(scope->datasets);
+  result.service_limits = std::move(scope->service_limits);
   scope->workflows.clear();
   scope->objects.clear();
   return result;

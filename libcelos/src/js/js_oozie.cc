@@ -23,6 +23,7 @@ class UnusableOozieService : public ExternalService {
   Result<void> kill(const SlotId&, const std::string&) override { return fail(problem_); }
   std::string describe() const override { return "oozie " + url_; }
   std::string_view kind() const override { return "oozie"; }
+  std::string limit_endpoint() const override { return "oozie " + url_; }
 
  private:
   std::string url_;

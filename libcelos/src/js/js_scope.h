@@ -49,6 +49,8 @@ struct FileScope {
   ThrowSite last_throw;
   // celos.dataset declarations, in order (js_datasets.cc).
   std::vector<DatasetDeclaration> datasets;
+  // celos.serviceLimits declarations, in order (js_service_limits.cc).
+  std::vector<ServiceLimitDeclaration> service_limits;
 };
 
 // The scope of the heap `ctx` belongs to (kept in the global stash).
@@ -86,6 +88,8 @@ void read_operator_fields(duk_context* ctx, const char* fn, Workflow& workflow);
 // Deadlines (js_deadline.cc): the deadline and onMiss fields (or the CELOS_DEFAULT_DEADLINE and
 // CELOS_DEFAULT_ON_MISS globals of a defaults file) of the defineWorkflow options at index 0.
 void read_deadline_fields(duk_context* ctx, const char* fn, Workflow& workflow);
+// celos.serviceLimits (js_service_limits.cc).
+duk_ret_t service_limits_js(duk_context* ctx);
 // Hands the script a trigger object (js_api.cc).
 void push_trigger(duk_context* ctx, TriggerPtr trigger);
 

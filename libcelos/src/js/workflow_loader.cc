@@ -304,9 +304,12 @@ class JsWorkflowSource : public WorkflowSource {
     }
     config->errors.insert(config->errors.end(), over_budget_.begin(), over_budget_.end());
     std::vector<DatasetDeclaration> datasets;
+    std::vector<ServiceLimitDeclaration> limits;
     for (const auto& [name, file] : cache_) {
       const js::FileEvaluation& evaluation = file.evaluation;
       datasets.insert(datasets.end(), evaluation.datasets.begin(), evaluation.datasets.end());
+      limits.insert(limits.end(), evaluation.service_limits.begin(),
+                    evaluation.service_limits.end());
       config->errors.insert(config->errors.end(), evaluation.errors.begin(),
                             evaluation.errors.end());
       for (std::size_t i = 0; i < evaluation.workflows.size(); ++i) {
@@ -324,6 +327,9 @@ class JsWorkflowSource : public WorkflowSource {
       }
     }
     link_datasets(*config, datasets);
+    const std::size_t known_errors = config->errors.size();
+    link_service_limits(*config, limits);
+    for (std::size_t i = known_errors; i < config->errors.size(); ++i) log_error(config->errors[i]);
     return config;
   }
 

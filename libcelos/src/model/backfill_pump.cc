@@ -217,8 +217,9 @@ BackfillPump pump_backfills(const WorkflowConfig& config, StateDatabase& db, Tim
       out.running.insert(plan.id);
     }
     std::string after = backfill_to_json(plan);
-    if (after != before) changed.emplace_back(std::move(plan), std::move(after));
+    if (after != before) changed.emplace_back(plan, std::move(after));
   }
+  out.plans = std::move(*plans);
   if (auto written = commit(db, out, now); !written) {
     out.errors.push_back("backfills: admitting slots failed: " + written.error().message);
     out.admitted.clear();

@@ -151,9 +151,12 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
                               {db_, file_systems_, *executor_, *clock_,
                                [this](const std::vector<SlotChange>& changes) { notify(changes); },
                                mode == MaintenanceMode::kDrain, guard_,
-                               std::move(backfills.running), predictor_, data_checks_.get()});
+                               std::move(backfills.running), predictor_, data_checks_.get(),
+                               &limiter_});
     if (!ids) data_checks_->retain(workflow_ids(*config));
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
+    report.backfills = std::move(backfills.plans);
+    report.backfill_admitted = static_cast<int>(backfills.admitted.size());
   }
   report.maintenance = mode;
   report.duration =
@@ -176,7 +179,11 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
 
 BackfillPump Scheduler::admit_backfills(const WorkflowConfig& config, Time now,
                                         MaintenanceMode mode) {
-  if (mode != MaintenanceMode::kOff) return {};     // drain: nothing new starts, plans included
+  if (mode != MaintenanceMode::kOff) {  // drain: nothing new starts, plans included
+    BackfillPump idle;                  // (their progress still goes to /metrics)
+    if (auto plans = Backfills(config, db_).list()) idle.plans = std::move(*plans);
+    return idle;
+  }
   if (auto ok = guard_->confirm(); !ok) return {};  // a node that lost its lease admits nothing
   BackfillPump pump = pump_backfills(config, db_, now);
   std::vector<SlotChange> changes;

@@ -45,6 +45,10 @@ void Step::run(const std::optional<std::set<std::string>>& ids) {
     runs_.back().wf = &workflow;
   }
   timed("prefetch", [&] { prefetch(); });
+  if (limited()) {
+    timed("load", [&] { load_all(); });
+    admit_limited();
+  }
   // A step that lost the lease (fence_) stops after the phase that found out.
   submit_record_start();
   if (!fence_.lost()) timed("advance", [&] { advance(); });
@@ -102,7 +106,7 @@ void Step::prefetch() {
   }
 }
 
-void Step::load_and_submit(WorkflowRun& run) {
+void Step::load_and_pick(WorkflowRun& run) {
   if (fence_.lost()) return;  // the step stops (logged once by the fence)
   auto paused = env_.db.is_paused(run.wf->id);
   if (!paused) return run.error(paused.error().message);
@@ -111,8 +115,14 @@ void Step::load_and_submit(WorkflowRun& run) {
   if (!loaded) return run.error(loaded.error().message);
   run.active = true;
   if (env_.drain) return;  // maintenance drain: READY slots wait
+  run.picks = pick_with_lanes(*run.wf->strategy, run.slots, env_.running_backfills);
+}
+
+void Step::load_and_submit(WorkflowRun& run) {
+  if (!limited()) load_and_pick(run);
+  if (fence_.lost()) return release_tokens(run);
   const Workflow& wf = *run.wf;
-  for (SlotState pick : pick_with_lanes(*wf.strategy, run.slots, env_.running_backfills)) {
+  for (SlotState& pick : run.picks) {
     // Datasets: the consumed set goes into the RUNNING record; leftovers are removed.
     auto inputs = datasets_.before_submit(wf, pick, run.running);
     if (!inputs) {
@@ -135,6 +145,7 @@ void Step::load_and_submit(WorkflowRun& run) {
     }
     auto external_id = call(*wf.service, "submit of " + to_string(pick.id),
                             [&] { return wf.service->submit_with(pick.id, *inputs->context); });
+    spend_token(run);  // when the call is over: the service saw it before
     if (!external_id) {
       run.error(fmt::format("submitting slot {} failed: {}", format_time(pick.id.time),
                             external_id.error().message));
@@ -146,6 +157,7 @@ void Step::load_and_submit(WorkflowRun& run) {
     }
     run.running.push_back(pick.running(*external_id).value());
   }
+  release_tokens(run);
 }
 
 std::vector<SlotChange> Step::record_running(std::size_t from, std::size_t to) {
@@ -271,11 +283,21 @@ void Step::write_changes() {
 }
 
 void Step::finish_report() {
+  std::map<std::string, int> running;  // by workflow, for the limits of later steps
   for (WorkflowRun& run : runs_) {
     if (run.active) ++report_.workflows;
     for (std::string& e : run.errors) report_.errors.push_back(std::move(e));
-    count_slots(run, report_.slot_counts);
+    release_tokens(run);  // a run whose submissions threw half way
+    if (!limited()) {
+      count_slots(run, report_.slot_counts);
+      continue;
+    }
+    std::map<SlotStatus, int> own;
+    count_slots(run, own);
+    for (const auto& [status, n] : own) report_.slot_counts[status] += n;
+    if (run.active) running[run.wf->id] = own[SlotStatus::kRunning];
   }
+  record_running_book(running);
   if (fence_.lost()) report_.errors.push_back("lease lost, the step stopped: " + fence_.why());
   report_.external_calls = gate_.calls();
   report_.external_call_errors = gate_.failures();

@@ -12,6 +12,7 @@
 #include "celos/executor.h"
 #include "celos/lease_guard.h"
 #include "celos/scheduler.h"
+#include "celos/service_limits.h"
 
 namespace celos::detail {
 
@@ -38,6 +39,9 @@ struct StepEnvironment {
   // What data checks remember between steps (issue 28: back-off, directories too big to list);
   // none: every WAITING slot is checked.
   DataCheckMemory* data_checks = nullptr;
+  // The tokens and RUNNING counts of celos.serviceLimits, shared by all steps of the server
+  // (celos/service_limits.h); none: no limits apply.
+  ServiceLimiter* limiter = nullptr;
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,

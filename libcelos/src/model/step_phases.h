@@ -29,7 +29,8 @@ class Step {
         triggers_(now, env_.db, env_.file_systems, env_.data_checks),
         fence_(env_.guard ? *env_.guard : always_current_lease_guard()),
         datasets_(config, env_.db, env_.file_systems, now, fence_),
-        gate_(env_.clock) {}
+        gate_(env_.clock),
+        started_(env_.clock.monotonic()) {}
 
   void run(const std::optional<std::set<std::string>>& ids);
 
@@ -56,9 +57,12 @@ class Step {
   // leader cache). A failure costs only speed: the tasks' reads ask again.
   void prefetch();
 
-  // Phase 1, one task per workflow: load its slots, then submit the strategy's picks one
-  // after another in pick order, stopping at the first failure (SPEC §16).
+  // Phase 1, one task per workflow: load its slots (unless limited(): loaded before), then
+  // submit the strategy's picks one after another in pick order, stopping at the first failure
+  // (SPEC §16).
   void load_and_submit(WorkflowRun& run);
+  // Loads the workflow's window and leaves the strategy's picks in run.picks.
+  void load_and_pick(WorkflowRun& run);
 
   // The RUNNING records of runs_[from, to), durably (one task of the pipeline at a time).
   std::vector<SlotChange> record_running(std::size_t from, std::size_t to);
@@ -139,6 +143,28 @@ class Step {
   void kill_missed(Kills& kills);
   void kill_missed(WorkflowRun& run, SlotChange& change);
 
+  // ---- service limits (step_limits.cc, celos/service_limits.h) ----
+
+  // Whether celos.serviceLimits applies in this step: then every workflow is loaded and picked
+  // first (load_all), admit_limited() cuts the picks, and the pipeline only submits.
+  bool limited() const { return env_.limiter != nullptr && !config_.service_limits.empty(); }
+  void load_all();
+  // Cuts each workflow's picks to what its endpoint's limits let through, live picks of all its
+  // workflows first; reserves the tokens; counts what is held back in the report.
+  void admit_limited();
+  // The step's clock now: its `now` plus the time the step has taken so far.
+  Time step_clock() const {
+    return now_ +
+           std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.monotonic() - started_);
+  }
+  // A submission of the run was made: one of its reserved tokens is spent now, after the
+  // call, so that it comes back a period after the service saw the call whatever it took.
+  void spend_token(WorkflowRun& run);
+  // The run's tokens not spent go back.
+  void release_tokens(WorkflowRun& run);
+  // At the end: each loaded workflow's RUNNING slots, for the maxConcurrent of later steps.
+  void record_running_book(const std::map<std::string, int>& running);
+
   // ---- shared ----
 
   static std::vector<SlotState>& running_of(WorkflowRun& run) { return run.running; }
@@ -181,6 +207,7 @@ class Step {
   SideEffectFence fence_;
   DatasetStep datasets_;
   CallGate gate_;
+  Clock::Monotonic started_;
   std::vector<WorkflowRun> runs_;
   std::chrono::milliseconds follow_busy_{0};
   int checks_deferred_ = 0;  // remote paths not asked: their slots back off

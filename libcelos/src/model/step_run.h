@@ -30,6 +30,9 @@ struct WorkflowRun {
   std::map<SlotStatus, int> final_counts;  // the loaded final slots, counted
   std::vector<bool> stored;                // per slot: was it stored (or is it a new WAITING one)
   std::set<Time> marked;                   // times carried by a rerun marker
+  std::vector<SlotState> picks;            // the strategy's picks (live first), to submit
+  std::string limit_key;                   // its endpoint, when celos.serviceLimits applies
+  int reserved = 0;                        // tokens of that endpoint reserved for its picks
   std::vector<SlotState> running;          // picks submitted in this step, as RUNNING
   std::vector<SlotChange> changes;         // the other changes of this step
   std::vector<std::optional<Result<bool>>> triggers;  // per slot, WAITING ones: ready?

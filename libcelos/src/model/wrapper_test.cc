@@ -38,6 +38,7 @@ class RecordingService final : public ExternalService {
   std::string describe() const override { return "recording service"; }
   std::string_view kind() const override { return "recording"; }
   std::string endpoint() const override { return "recording endpoint"; }
+  std::string limit_endpoint() const override { return "recording limits"; }
   std::map<std::string, Result<ExternalStatus>> status_many(const std::vector<Job>&) override {
     calls.push_back("status_many");
     return {{"batch", ExternalStatus(JobState::kSuccess)}};
@@ -140,6 +141,7 @@ TEST_CASE("ExternalServiceWrapper forwards every method to the wrapped service")
   CHECK(wrapper.describe() == "recording service");
   CHECK(wrapper.kind() == "recording");
   CHECK(wrapper.endpoint() == "recording endpoint");
+  CHECK(wrapper.limit_endpoint() == "recording limits");
   const ServiceTraits traits = wrapper.traits();
   CHECK(traits.batches_status);
   CHECK(traits.batches_start);

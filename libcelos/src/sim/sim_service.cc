@@ -78,6 +78,7 @@ class SimService final : public ExternalService {
   }
   std::string_view kind() const override { return kind_; }
   std::string endpoint() const override { return endpoint_; }
+  std::string limit_endpoint() const override { return real_ ? real_->limit_endpoint() : ""; }
   ServiceTraits traits() const override {
     ServiceTraits traits = real_ ? real_->traits() : ServiceTraits{};
     traits.keeps_job_output = false;  // there is no output to read

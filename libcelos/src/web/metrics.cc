@@ -4,7 +4,15 @@
 
 #include <fmt/format.h>
 
+#include "web/metrics_text.h"
+
 namespace celos {
+
+void metric_header(std::string& out, std::string_view name, std::string_view type,
+                   std::string_view help) {
+  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
 namespace {
 
 const std::vector<double> kStepBounds{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
@@ -23,7 +31,7 @@ int index_of(const std::array<std::string_view, N>& values, std::string_view val
 }
 
 void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
-  fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  metric_header(out, name, type, help);
 }
 
 // Prometheus prints +Inf, and integers without a fraction.
@@ -94,6 +102,7 @@ void Metrics::on_step(const StepReport& report) {
   steps_.fetch_add(1, std::memory_order_relaxed);
   step_duration_.observe(std::chrono::duration<double>(report.duration).count());
   set_maintenance(report.maintenance);
+  record_limits(report);
   if (report.maintenance == MaintenanceMode::kPause) return;  // looked at nothing
   deadlines_at_risk_.store(report.deadlines_at_risk, std::memory_order_relaxed);
   MutexLock lock(slots_mutex_);
@@ -202,6 +211,8 @@ std::string Metrics::render(const WorkflowConfig* config) const {
                  config ? config->errors.size() : 0);
   render_slots(out);
   render_external(out);
+  render_limits(out);
+  render_backfills(out);
   header(out, "celos_event_to_submit_seconds", "histogram",
          "From an event (announcement, slot change, job end, file, operator) to the submission "
          "of a slot of a workflow it stepped.");

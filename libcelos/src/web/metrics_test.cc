@@ -154,3 +154,49 @@ TEST_CASE("The service decorator keeps the endpoint and batching of the service 
   CHECK_FALSE(plain->traits().batches_start);
   CHECK(plain->traits().status_batch_limit == 0);
 }
+
+namespace {
+
+TEST_CASE("Service limits' deferred picks add up by endpoint and limit; running plans' slots") {
+  Metrics metrics;
+  const std::string none = metrics.render(nullptr);
+  CHECK(line_of(none, R"(celos_backfills{state="running"})") == "0");
+  CHECK(none.find("celos_service_limit_deferred_total{") == std::string::npos);
+  StepReport report;
+  report.limit_deferred = {{{"oozie http://o:11000/oozie", ServiceLimit::kSubmitsPerSecond}, 4},
+                           {{"slurm \"q\"", ServiceLimit::kMaxConcurrent}, 2}};
+  BackfillPlan running;
+  running.id = "bf-1";
+  running.total = 10;
+  running.in_flight = {SlotId{"a", Time{}}, SlotId{"a", Time{} + std::chrono::hours(1)}};
+  running.ended = {{SlotStatus::kSuccess, 3}, {SlotStatus::kFailure, 1}};
+  BackfillPlan done = running;
+  done.id = "bf-0";
+  done.state = BackfillState::kDone;
+  report.backfills = {running, done};
+  report.backfill_admitted = 6;
+  metrics.on_step(report);
+  report.backfill_admitted = 1;
+  metrics.on_step(report);
+  const std::string text = metrics.render(nullptr);
+  CHECK(
+      line_of(
+          text,
+          R"(celos_service_limit_deferred_total{endpoint="oozie http://o:11000/oozie",limit="submitsPerSecond"})") ==
+      "8");
+  CHECK(
+      line_of(
+          text,
+          R"(celos_service_limit_deferred_total{endpoint="slurm \"q\"",limit="maxConcurrent"})") ==
+      "4");
+  CHECK(line_of(text, R"(celos_backfills{state="running"})") == "1");
+  CHECK(line_of(text, R"(celos_backfills{state="done"})") == "1");
+  CHECK(line_of(text, R"(celos_backfill_slots{plan="bf-1",state="total"})") == "10");
+  CHECK(line_of(text, R"(celos_backfill_slots{plan="bf-1",state="PENDING"})") == "4");
+  CHECK(line_of(text, R"(celos_backfill_slots{plan="bf-1",state="IN_FLIGHT"})") == "2");
+  CHECK(line_of(text, R"(celos_backfill_slots{plan="bf-1",state="SUCCESS"})") == "3");
+  CHECK(text.find("plan=\"bf-0\"") == std::string::npos);  // done plans: only counted
+  CHECK(line_of(text, "celos_backfill_slots_admitted_total") == "7");
+}
+
+}  // namespace

@@ -247,6 +247,10 @@ class CommandService : public ExternalService {
 
   std::string describe() const override { return fmt::format("command \"{}\"", options_.command); }
   std::string_view kind() const override { return "command"; }
+  // The jobs run on this host: its limits are those of "command <host name>".
+  std::string limit_endpoint() const override {
+    return "command " + command_job::this_machine().host;
+  }
   // The wrapper writes the job's output into the jobs directory; celos writes its done flags.
   ServiceTraits traits() const override {
     return {.writes_done_flags = true, .keeps_job_output = true};

@@ -87,6 +87,10 @@ class KubernetesService : public ExternalService {
   }
   std::string_view kind() const override { return "kubernetes"; }
   // Services with the same credentials answer for each other's jobs: one list per namespace.
+  // Limits are per namespace ("kubernetes" alone: the namespace of the credentials' context).
+  std::string limit_endpoint() const override {
+    return options_.namespace_.empty() ? "kubernetes" : "kubernetes " + options_.namespace_;
+  }
   std::string endpoint() const override {
     return "kubernetes " + (options_.in_cluster ? std::string("in-cluster")
                                                 : options_.kubeconfig + "#" + options_.context);

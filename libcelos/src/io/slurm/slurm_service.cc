@@ -151,6 +151,10 @@ class SlurmService : public ExternalService {
   // Services with the same endpoint (commands, SLURM_CONF, jobs directory) can answer for each
   // other's jobs, so the step batches them together.
   std::string endpoint() const override { return "slurm " + endpoint_; }
+  // Limits are per partition ("slurm" alone: the cluster's default partition).
+  std::string limit_endpoint() const override {
+    return options_.partition.empty() ? "slurm" : "slurm " + options_.partition;
+  }
 
   Result<void> kill(const SlotId&, const std::string& external_id) override {
     if (!slurm::is_job_id(external_id)) return invalid_id(external_id);
