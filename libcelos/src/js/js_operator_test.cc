@@ -2,7 +2,7 @@
 // loader: defaults, values, and load errors that name the file and the field.
 #include <catch2/catch.hpp>
 
-#include "celos/workflow_loader.h"
+#include "js/js_loader_test_util.h"
 #include "testing/temp_dir.h"
 
 namespace celos {
@@ -17,11 +17,7 @@ WorkflowConfigPtr load_one(TempDir& dir, const std::string& fields) {
                   "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: "
                   "celos.alwaysTrigger(), externalService: celos.commandExternalService('true')" +
                       fields + "});\n");
-  WorkflowLoaderOptions options;
-  options.workflows_dir = dir / "workflows";
-  options.defaults_dir = dir / "defaults";
-  options.db_dir = dir / "db";
-  return make_js_workflow_source(options)->load();
+  return js_test::load_directory(dir.path());
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // later one.
 #include <catch2/catch.hpp>
 
-#include "celos/workflow_loader.h"
+#include "js/js_api_test_util.h"
+#include "js/js_loader_test_util.h"
 #include "testing/temp_dir.h"
 
 namespace celos {
@@ -13,20 +14,14 @@ namespace {
 using testing::TempDir;
 using testing::write_text_file;
 
+// A workflow `id` that imports `defaults` first.
 std::string workflow(const std::string& id, const std::string& defaults = "limits") {
-  return "celos.importDefaults('" + defaults + "');\n" + "celos.defineWorkflow({id: '" + id +
-         "', schedule: celos.hourlySchedule(), schedulingStrategy: "
-         "celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), externalService: "
-         "celos.commandExternalService('true')});\n";
+  std::string definition = js_test::define("");
+  definition.replace(definition.find("'wf'"), 4, "'" + id + "'");
+  return "celos.importDefaults('" + defaults + "');\n" + definition;
 }
 
-WorkflowConfigPtr load(TempDir& dir) {
-  WorkflowLoaderOptions options;
-  options.workflows_dir = dir / "workflows";
-  options.defaults_dir = dir / "defaults";
-  options.db_dir = dir / "db";
-  return make_js_workflow_source(options)->load();
-}
+WorkflowConfigPtr load(TempDir& dir) { return js_test::load_directory(dir.path()); }
 
 }  // namespace
 
@@ -59,13 +54,15 @@ TEST_CASE("bad serviceLimits arguments are load errors naming the file, line and
       {"'slurm batch'", "argument limits must be an object"},
       {"'slurm batch', {}", "give submitsPerSecond, maxConcurrent or both"},
       {"'slurm batch', {maxConcurent: 1}", "unknown field \"maxConcurent\""},
-      {"'slurm batch', {maxConcurrent: -1}", "\"maxConcurrent\" must be an integer >= 1, got -1"},
-      {"'slurm batch', {maxConcurrent: 2.5}", "\"maxConcurrent\" must be an integer >= 1"},
-      {"'slurm batch', {maxConcurrent: '3'}", "\"maxConcurrent\" must be a number, got a string"},
-      {"'slurm batch', {submitsPerSecond: -2}", "\"submitsPerSecond\" must be a number > 0"},
-      {"'slurm batch', {submitsPerSecond: 0}", "\"submitsPerSecond\" must be a number > 0"},
+      {"'slurm batch', {maxConcurrent: -1}",
+       "field \"maxConcurrent\" must be an integer >= 1, got -1"},
+      {"'slurm batch', {maxConcurrent: 2.5}", "field \"maxConcurrent\" must be an integer >= 1"},
+      {"'slurm batch', {maxConcurrent: '3'}",
+       "field \"maxConcurrent\" must be a number, got a string"},
+      {"'slurm batch', {submitsPerSecond: -2}", "field \"submitsPerSecond\" must be a number > 0"},
+      {"'slurm batch', {submitsPerSecond: 0}", "field \"submitsPerSecond\" must be a number > 0"},
       {"'slurm batch', {submitsPerSecond: 'fast'}",
-       "\"submitsPerSecond\" must be a number > 0 (at most 1000000), got a string"},
+       "field \"submitsPerSecond\" must be a number > 0 (at most 1000000), got a string"},
   };
   for (const auto& [args, expected] : cases) {
     INFO(args);
