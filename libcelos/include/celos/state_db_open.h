@@ -47,11 +47,12 @@ struct StateDatabaseOptions {
 
 // What --import-db copied.
 struct ImportReport {
-  std::size_t slots = 0, reruns = 0, paused = 0, history = 0;
+  std::size_t slots = 0, reruns = 0, paused = 0, backfills = 0, history = 0;
 };
 // Copies the file database `dir` (the original Celos's included) into the PostgreSQL database
 // `uri` in one transaction (SPEC §16): slots, rerun markers that have not expired at `now`, pause
-// flags, announced dataset instances, the maintenance mode and the slot history (a torn history
+// flags, announced dataset instances, the maintenance mode, the backfill plans (issue 29; a plan's
+// slots carry its id in their states) and the slot history (a torn history
 // line is skipped with a warning, as readers of the file backend do). Locks `dir` for the time of
 // the copy. A corrupt file is a kCorrupt error naming it, and nothing is written. A target that
 // holds any slot, marker or flag is refused (kInvalid) unless `force`, which empties it first (in

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "celos/backfill.h"
 #include "celos/file_system.h"
 #include "celos/state_db.h"
 #include "celos/state_db_open.h"
@@ -167,6 +168,14 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
   testing::write_text_file(dir / "paused/wordcount-lax", "");
   testing::write_text_file(dir / "datasets/raw-logs/2015-09-15/03:00:00.000Z",
                            "{\"announced\":\"2015-09-15T03:05:00.000Z\"}\n");
+  BackfillPlan plan;  // issue 29: plans are copied with the slots that carry their id
+  plan.id = "bf-1";
+  plan.workflows = {"wordcount-nyc"};
+  plan.start = make_time(2015, 9, 1);
+  plan.end = make_time(2015, 9, 15);
+  plan.total = 336;
+  plan.in_flight = {SlotId{"wordcount-nyc", make_time(2015, 9, 1)}};
+  testing::write_text_file(dir / "backfills/bf-1", backfill_to_json(plan));
   const Time now = Time{std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch())};
   auto report = import_file_database(dir.path(), uri, false, now);
@@ -174,8 +183,10 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
   CHECK(report->slots == 2);
   CHECK(report->reruns == 1);
   CHECK(report->paused == 1);
+  CHECK(report->backfills == 1);
   auto db = open_state_database(uri);
   REQUIRE(db);
+  CHECK(*(*db)->backfill_records() == std::vector<std::string>{backfill_to_json(plan)});
   auto slots = (*db)->get_slots("wordcount-nyc", make_time(2015, 9, 15), make_time(2015, 9, 16));
   REQUIRE(slots);
   REQUIRE(slots->size() == 2);
@@ -195,6 +206,14 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
     CHECK(again.error().message.find("not empty") != std::string::npos);
     REQUIRE(import_file_database(dir.path(), uri, true, now));
     CHECK((*db)->get_slot({"other", make_time(2015, 9, 15)})->has_value());
+  }
+  SECTION("a backfill plan file that is not a plan is named and nothing is written") {
+    testing::write_text_file(dir / "backfills/bf-2", "{\"id\": 3}");
+    auto broken = import_file_database(dir.path(), uri, true, now);
+    REQUIRE_FALSE(broken);
+    CHECK(broken.error().code == ErrorCode::kCorrupt);
+    CHECK(broken.error().message.find("backfills/bf-2") != std::string::npos);
+    CHECK((*db)->backfill_records()->size() == 1);
   }
   SECTION("a corrupt file is named and nothing is written") {
     testing::write_text_file(dir / "state/broken/2015-09-15/02:00:00.000Z", "{not json");

@@ -19,7 +19,8 @@ int import_db(const ServerOptions& opts, std::ostream& out, std::ostream& err) {
   }
   out << "imported " << opts.import_db_dir << " into " << describe_postgres_uri(opts.state_db)
       << ": " << report->slots << " slots, " << report->reruns << " rerun markers, "
-      << report->paused << " pause flags, " << report->history << " history entries\n";
+      << report->paused << " pause flags, " << report->backfills << " backfill plans, "
+      << report->history << " history entries\n";
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include "celos/backfill.h"
 #include "celos/file_system.h"
 #include "celos/state_codecs.h"
 #include "celos/state_db.h"
@@ -27,9 +28,10 @@ struct FileContents {
   std::map<SlotId, SlotState> slots;
   std::map<SlotId, Time> reruns;  // slot -> when the rerun was asked
   std::vector<std::string> paused;
-  std::map<SlotId, Time> announced;        // (dataset, instance) -> when it was announced
-  std::optional<std::string> maintenance;  // the record, when one was set
-  std::vector<SlotHistoryEntry> history;   // per file in append order
+  std::map<SlotId, Time> announced;              // (dataset, instance) -> when it was announced
+  std::optional<std::string> maintenance;        // the record, when one was set
+  std::vector<SlotHistoryEntry> history;         // per file in append order
+  std::map<std::string, std::string> backfills;  // plan id -> its record (celos/backfill.h)
 };
 
 Result<std::string> read_all(const fs::path& path) {
@@ -134,6 +136,26 @@ Result<std::optional<std::string>> read_maintenance(const fs::path& path) {
   return std::optional<std::string>(maintenance_to_json(*parsed));
 }
 
+// <dir>/backfills/<id>: the backfill plans' records, checked, copied as they are.
+Result<void> read_backfills(const fs::path& dir, std::map<std::string, std::string>& out) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  for (const auto& f : fs::directory_iterator(dir)) {
+    if (!f.is_regular_file() || hidden(f.path())) continue;
+    auto text = read_all(f.path());
+    if (!text) return tl::unexpected(text.error());
+    auto plan = backfill_from_json(*text);
+    const std::string name = f.path().filename().string();
+    if (!plan || plan->id != name) {
+      return fail(fmt::format("corrupt backfill plan file {}: {}", f.path().string(),
+                              plan ? "it is plan " + plan->id : plan.error().message),
+                  ErrorCode::kCorrupt);
+    }
+    out.emplace(name, std::move(*text));
+  }
+  return {};
+}
+
 Result<FileContents> read_directory(const fs::path& dir, Time now) {
   FileContents contents;
   auto slots = slot_files(dir / "state");
@@ -189,6 +211,9 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
   if (auto history = read_history(dir / "history", contents.history); !history) {
     return tl::unexpected(history.error());
   }
+  if (auto plans = read_backfills(dir / "backfills", contents.backfills); !plans) {
+    return tl::unexpected(plans.error());
+  }
   return contents;
 }
 
@@ -197,11 +222,13 @@ Result<void> empty_or_forced(PGconn* c, bool force) {
     return pg::exec_script(c,
                            "DELETE FROM celos_slots; DELETE FROM celos_reruns; "
                            "DELETE FROM celos_paused; DELETE FROM celos_announced; "
-                           "DELETE FROM celos_history; DELETE FROM celos_maintenance;");
+                           "DELETE FROM celos_history; DELETE FROM celos_maintenance; "
+                           "DELETE FROM celos_backfills;");
   }
   auto r = pg::exec(c,
                     "SELECT (SELECT count(*) FROM celos_slots) + (SELECT count(*) FROM "
-                    "celos_reruns) + (SELECT count(*) FROM celos_paused)");
+                    "celos_reruns) + (SELECT count(*) FROM celos_paused) + (SELECT count(*) FROM "
+                    "celos_backfills)");
   if (!r) return tl::unexpected(r.error());
   if (pg::field(r->get(), 0, 0).value_or("0") != "0") {
     return fail(fmt::format("state database at {} is not empty: refusing to import into it "
@@ -249,6 +276,16 @@ Result<void> write_contents(PGconn* c, const FileContents& contents, bool force)
                  {*contents.maintenance});
     if (!r) return tl::unexpected(r.error());
   }
+  std::vector<pg::Param> plan_ids, plan_records;
+  for (const auto& [id, record] : contents.backfills) {
+    plan_ids.emplace_back(id);
+    plan_records.emplace_back(record);
+  }
+  r = pg::exec(c,
+               "INSERT INTO celos_backfills (id, record) SELECT * FROM unnest($1::text[], "
+               "$2::text[])",
+               {pg::array_literal(plan_ids), pg::array_literal(plan_records)});
+  if (!r) return tl::unexpected(r.error());
   return insert_history_rows(c, contents.history);
 }
 
@@ -275,7 +312,7 @@ Result<ImportReport> import_file_database(const std::string& dir, const std::str
   }
   if (auto ok = pg::exec(conn->get(), "COMMIT"); !ok) return tl::unexpected(ok.error());
   return ImportReport{contents->slots.size(), contents->reruns.size(), contents->paused.size(),
-                      contents->history.size()};
+                      contents->backfills.size(), contents->history.size()};
 }
 
 }  // namespace celos
