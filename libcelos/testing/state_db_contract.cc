@@ -40,6 +40,7 @@ void every_field_round_trips(StateDatabase& db) {
   full.consumed["other"] = {kDay + hours(2)};
   full.deadline = kDay + hours(6);
   full.deadline_state = DeadlineState::kAtRisk;
+  full.run_id = "0190a3c4-5e6f-7abc-8def-0123456789ab";
   const SlotState plain = SlotState::of({"contract-full", kDay + hours(4)}, SlotStatus::kReady);
   REQUIRE(db.put_slots({full, plain}));
   auto back = db.get_slot(full.id);

@@ -42,6 +42,10 @@ struct SlotId {
 // `wordcount@2015-09-13T13:00:00.000Z`, for log lines and error messages.
 std::string to_string(const SlotId& id);
 
+// A new run id for an attempt recorded RUNNING at `now`: a UUID of version 7 (its first 48 bits
+// are `now` in milliseconds, the rest random), so ids sort by start.
+std::string new_run_id(Time now);
+
 struct SlotState {
   SlotId id;
   SlotStatus status = SlotStatus::kWaiting;
@@ -62,6 +66,9 @@ struct SlotState {
   // the highest deadline state it reached and was notified of: AT_RISK or MISSED
   // ("deadlineState").
   std::optional<DeadlineState> deadline_state;
+  // the OpenLineage run id of the running attempt ("runId", a UUID; celos/lineage.h): set when
+  // the attempt is recorded RUNNING, gone when it ends (its final event names it).
+  std::optional<std::string> run_id;
 
   friend bool operator==(const SlotState&, const SlotState&) = default;
 

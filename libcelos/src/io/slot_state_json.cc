@@ -24,6 +24,7 @@ std::string slot_state_to_json(const SlotState& state, bool with_time) {
   if (state.message) o["message"] = *state.message;
   if (state.retry_at) o["retryAt"] = format_time(*state.retry_at);
   if (state.backfill) o["backfill"] = *state.backfill;
+  if (state.run_id) o["runId"] = *state.run_id;
   if (!state.consumed.empty()) {
     json::object consumed;
     for (const auto& [dataset, times] : state.consumed) {
@@ -78,6 +79,10 @@ Result<SlotState> read_optional_keys(const json::object& o, SlotState state) {
   if (const json::value* b = o.if_contains("backfill"); b && !b->is_null()) {
     if (!b->is_string()) return fail("\"backfill\" is not a string", ErrorCode::kCorrupt);
     state.backfill = std::string(b->get_string());
+  }
+  if (const json::value* r = o.if_contains("runId"); r && !r->is_null()) {
+    if (!r->is_string()) return fail("\"runId\" is not a string", ErrorCode::kCorrupt);
+    state.run_id = std::string(r->get_string());
   }
   if (const json::value* c = o.if_contains("consumed"); c && !c->is_null()) {
     if (!c->is_object()) return fail("\"consumed\" is not an object", ErrorCode::kCorrupt);

@@ -1,6 +1,8 @@
 #include "celos/slot.h"
 
 #include <array>
+#include <cstdint>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@ Result<SlotState> transition(const SlotState& from, std::initializer_list<SlotSt
     if (from.status == s) {
       SlotState next = from;
       next.status = to;
+      if (to != SlotStatus::kRunning) next.run_id.reset();  // the attempt is over
       return next;
     }
   }
@@ -26,6 +29,17 @@ Result<SlotState> transition(const SlotState& from, std::initializer_list<SlotSt
 }
 
 }  // namespace
+
+std::string new_run_id(Time now) {
+  // Random bits from a generator per thread (steps record from executor threads), seeded once.
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  const auto ms = static_cast<std::uint64_t>(now.time_since_epoch().count()) & 0xFFFFFFFFFFFFULL;
+  const std::uint64_t a = random(), b = random();
+  const std::uint64_t high = (ms << 16) | 0x7000ULL | (a & 0x0FFFULL);            // version 7
+  const std::uint64_t low = (b & 0x3FFFFFFFFFFFFFFFULL) | 0x8000000000000000ULL;  // variant 10
+  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", high >> 32, (high >> 16) & 0xFFFF,
+                     high & 0xFFFF, low >> 48, low & 0xFFFFFFFFFFFFULL);
+}
 
 std::string_view to_string(SlotStatus s) { return kNames[static_cast<std::size_t>(s)]; }
 

@@ -22,6 +22,7 @@ struct Extra {
   std::optional<std::string> backfill;
   std::optional<Time> deadline;
   std::optional<DeadlineState> deadline_state;
+  std::optional<std::string> run_id;
 };
 
 struct Stored {
@@ -86,9 +87,9 @@ Stored compact(const SlotState& s) {
   out.has_external_id = s.external_id.has_value();
   if (s.external_id) out.external_id = *s.external_id;
   if (s.message || s.retry_at || !s.consumed.empty() || s.backfill || s.deadline ||
-      s.deadline_state) {
-    out.extra = std::make_unique<Extra>(
-        Extra{s.message, s.retry_at, s.consumed, s.backfill, s.deadline, s.deadline_state});
+      s.deadline_state || s.run_id) {
+    out.extra = std::make_unique<Extra>(Extra{s.message, s.retry_at, s.consumed, s.backfill,
+                                              s.deadline, s.deadline_state, s.run_id});
   }
   return out;
 }
@@ -106,6 +107,7 @@ SlotState expand(std::string_view workflow, Time t, const Stored& s) {
     out.backfill = s.extra->backfill;
     out.deadline = s.extra->deadline;
     out.deadline_state = s.extra->deadline_state;
+    out.run_id = s.extra->run_id;
   }
   return out;
 }

@@ -63,6 +63,10 @@ void append_slot(std::string& out, const SlotState& state) {
     append_time(out, *state.deadline);
     out += '"';
   }
+  if (state.run_id) {  // the running attempt's OpenLineage run (celos/lineage.h)
+    out += R"(,"runId":)";
+    out += json::serialize(json::string_view(*state.run_id));
+  }
   out += '}';
 }
 

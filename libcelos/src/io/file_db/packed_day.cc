@@ -9,7 +9,7 @@ namespace {
 
 bool needs_whole(const SlotState& s) {
   return s.message || s.retry_at || s.backfill || s.deadline || s.deadline_state ||
-         !s.consumed.empty() ||
+         !s.consumed.empty() || s.run_id ||
          (s.external_id && s.external_id->size() > std::numeric_limits<std::uint16_t>::max());
 }
 

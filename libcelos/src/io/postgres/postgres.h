@@ -17,7 +17,7 @@
 namespace celos {
 
 // The schema version this binary writes.
-inline constexpr int kPostgresSchemaVersion = 8;
+inline constexpr int kPostgresSchemaVersion = 9;
 
 // Creates the tables or migrates them to kPostgresSchemaVersion in one transaction, serialized
 // between nodes starting at once by a transaction-level advisory lock (works through a pooler).

@@ -52,6 +52,8 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE celos_backfills (id text PRIMARY KEY, record text NOT NULL);",
     // 7 -> 8: a slot's deadline and the highest deadline state it reached (issue 27).
     "ALTER TABLE celos_slots ADD COLUMN deadline timestamptz, ADD COLUMN deadline_state text;",
+    // 8 -> 9: the OpenLineage run id of a RUNNING slot's attempt (issue 32; "runId").
+    "ALTER TABLE celos_slots ADD COLUMN IF NOT EXISTS run_id text;",
 };
 constexpr int kMigrationCount = static_cast<int>(std::size(kMigrations));
 static_assert(kMigrationCount == kPostgresSchemaVersion);

@@ -36,7 +36,8 @@ namespace celos {
 inline constexpr const char* kSelectSlotRows =
     "SELECT workflow, (extract(epoch FROM slot_time) * 1000)::bigint, status, external_id, "
     "retry_count, message, (extract(epoch FROM retry_at) * 1000)::bigint, consumed::text, "
-    "backfill, (extract(epoch FROM deadline) * 1000)::bigint, deadline_state FROM celos_slots";
+    "backfill, (extract(epoch FROM deadline) * 1000)::bigint, deadline_state, run_id "
+    "FROM celos_slots";
 
 // The slot state of row `row` of a kSelectSlotRows query, or of every row; kCorrupt naming a row
 // that does not read.

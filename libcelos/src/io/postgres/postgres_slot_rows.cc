@@ -36,7 +36,8 @@ constexpr const char* kUpdateColumns =
     "status = excluded.status, external_id = excluded.external_id, "
     "retry_count = excluded.retry_count, message = excluded.message, "
     "retry_at = excluded.retry_at, consumed = excluded.consumed, backfill = excluded.backfill, "
-    "deadline = excluded.deadline, deadline_state = excluded.deadline_state";
+    "deadline = excluded.deadline, deadline_state = excluded.deadline_state, "
+    "run_id = excluded.run_id";
 
 pg::Param deadline_param(const SlotState& s) {
   return s.deadline ? pg::Param(format_time(*s.deadline)) : std::nullopt;
@@ -48,7 +49,7 @@ pg::Param deadline_state_param(const SlotState& s) {
 
 Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t n) {
   std::vector<pg::Param> wf, time, status, ext, retry, message, retry_at, consumed, backfill,
-      deadline, deadline_state;
+      deadline, deadline_state, run_id;
   for (std::size_t i = 0; i < n; ++i) {
     const SlotState& s = *states[i];
     wf.emplace_back(s.id.workflow);
@@ -57,6 +58,7 @@ Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t
     ext.push_back(s.external_id);
     retry.emplace_back(std::to_string(s.retry_count));
     message.push_back(s.message);
+    run_id.push_back(s.run_id);
     retry_at.push_back(s.retry_at ? pg::Param(format_time(*s.retry_at)) : std::nullopt);
     backfill.push_back(s.backfill);
     if (s.consumed.empty()) {
@@ -70,15 +72,15 @@ Result<void> insert_chunk(PGconn* c, const SlotState* const* states, std::size_t
   auto r = pg::exec(
       c,
       "INSERT INTO celos_slots (workflow, slot_time, status, external_id, retry_count, "
-      "message, retry_at, consumed, backfill, deadline, deadline_state) SELECT * FROM "
+      "message, retry_at, consumed, backfill, deadline, deadline_state, run_id) SELECT * FROM "
       "unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::integer[], $6::text[], "
-      "$7::timestamptz[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::text[]) "
+      "$7::timestamptz[], $8::jsonb[], $9::text[], $10::timestamptz[], $11::text[], $12::text[]) "
       "ON CONFLICT (workflow, slot_time) DO UPDATE SET " +
           std::string(kUpdateColumns),
       {pg::array_literal(wf), pg::array_literal(time), pg::array_literal(status),
        pg::array_literal(ext), pg::array_literal(retry), pg::array_literal(message),
        pg::array_literal(retry_at), pg::array_literal(consumed), pg::array_literal(backfill),
-       pg::array_literal(deadline), pg::array_literal(deadline_state)});
+       pg::array_literal(deadline), pg::array_literal(deadline_state), pg::array_literal(run_id)});
   if (!r) return tl::unexpected(r.error());
   return {};
 }
@@ -98,7 +100,8 @@ std::string copy_rows(const std::vector<const SlotState*>& states) {
     pg::copy_field(out, s->consumed.empty() ? std::nullopt : pg::Param(consumed_json(*s)), '\t');
     pg::copy_field(out, s->backfill, '\t');
     pg::copy_field(out, deadline_param(*s), '\t');
-    pg::copy_field(out, deadline_state_param(*s), '\n');
+    pg::copy_field(out, deadline_state_param(*s), '\t');
+    pg::copy_field(out, s->run_id, '\n');
   }
   return out;
 }
@@ -116,7 +119,7 @@ Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& stat
   // Columns named: a later migration may add some.
   const std::string columns =
       "(workflow, slot_time, status, external_id, retry_count, message, retry_at, consumed, "
-      "backfill, deadline, deadline_state)";
+      "backfill, deadline, deadline_state, run_id)";
   if (auto copied =
           pg::copy_in(c, "COPY celos_slots_in " + columns + " FROM STDIN", copy_rows(states));
       !copied) {
@@ -125,7 +128,7 @@ Result<void> copy_slot_rows(PGconn* c, const std::vector<const SlotState*>& stat
   auto r = pg::exec(
       c, "INSERT INTO celos_slots " + columns +
              " SELECT workflow, slot_time, status, external_id, retry_count, message, retry_at, "
-             "consumed, backfill, deadline, deadline_state FROM celos_slots_in "
+             "consumed, backfill, deadline, deadline_state, run_id FROM celos_slots_in "
              "ON CONFLICT (workflow, slot_time) DO UPDATE SET " +
              std::string(kUpdateColumns));
   if (!r) return tl::unexpected(r.error());
@@ -236,6 +239,7 @@ Result<SlotState> row_to_state(PGresult* r, int row) {
     }
     s.deadline_state = *parsed;
   }
+  s.run_id = pg::field(r, row, 11);
   return s;
 }
 
