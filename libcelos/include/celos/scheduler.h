@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -112,6 +113,25 @@ class SchedulerListener {
   virtual void on_step(const StepReport& /*report*/) {}
 };
 
+// What is written with the slot changes that cause it (the OpenLineage spool, celos/lineage.h):
+// the step, kill and range kill call prepare() with their changes before they store them and
+// settle() after, so what a change emits is durable before the change is, and never outlives a
+// write that failed. prepare() must be quick (one durable append); its error stops the write.
+// Called on the thread that writes; writes are serialized (celos/state_db.h: one writer).
+class SlotOutbox {
+ public:
+  virtual ~SlotOutbox() = default;
+  // Returns a ticket for settle().
+  [[nodiscard]] virtual Result<std::uint64_t> prepare(const std::vector<SlotChange>& changes) = 0;
+  // `written`: whether put_slots succeeded. When it failed some of the states may be stored all
+  // the same: the outbox asks the database which.
+  virtual void settle(std::uint64_t ticket, bool written) = 0;
+};
+
+// Stores the changes' new states, through `outbox` when there is one (prepare, put_slots, settle).
+[[nodiscard]] Result<void> put_changes(StateDatabase& db, SlotOutbox* outbox,
+                                       const std::vector<SlotChange>& changes);
+
 class Scheduler {
  public:
   // All three must outlive the scheduler.
@@ -143,6 +163,9 @@ class Scheduler {
   // (celos/deadline_predictor.h). Call before the first step.
   void set_deadline_predictor(const DeadlinePredictor& predictor) { predictor_ = &predictor; }
   const DeadlinePredictor* deadline_predictor() const { return predictor_; }
+  // The outbox of slot writes (lineage; not owned, must outlive the scheduler). Default: none.
+  // Call before the first step.
+  void set_outbox(SlotOutbox& outbox) { outbox_ = &outbox; }
 
   // Turns on the back-off of data checks (see DataCheckBackoff; off by default: every step
   // checks every WAITING slot). Call before the first step.
@@ -241,6 +264,7 @@ class Scheduler {
   const DeadlinePredictor* predictor_ = nullptr;
   // What data checks remember between steps (back-off, directories too big to list).
   std::unique_ptr<detail::DataCheckMemory> data_checks_;
+  SlotOutbox* outbox_ = nullptr;
 };
 
 }  // namespace celos

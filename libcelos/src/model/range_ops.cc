@@ -140,7 +140,6 @@ Result<void> Scheduler::commit_range_rerun(const std::vector<SlotChange>& change
 Result<void> Scheduler::commit_range_kill(const Workflow& wf, std::vector<SlotChange>& changes,
                                           RangeResult& result) {
   std::vector<SlotChange> killed;
-  std::vector<SlotState> states;
   if (auto ok = guard_->confirm(); !ok) {  // a node that lost its lease kills nothing
     return fail("not killing: " + ok.error().message, ok.error().code);
   }
@@ -153,12 +152,11 @@ Result<void> Scheduler::commit_range_kill(const Workflow& wf, std::vector<SlotCh
         continue;
       }
     }
-    states.push_back(c.to);
     killed.push_back(std::move(c));
   }
   changes = std::move(killed);
   if (changes.empty()) return {};
-  if (auto written = db_.put_slots(states); !written) return written;
+  if (auto written = put_changes(db_, outbox_, changes); !written) return written;
   spdlog::info("workflow {}: {} slots killed ({})", wf.id, changes.size(), changes.front().by);
   notify(changes);
   return {};

@@ -147,12 +147,12 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
     std::vector<std::string> errors = std::move(report.errors);
     BackfillPump backfills = admit_backfills(*config, now, mode);
     errors.insert(errors.end(), backfills.errors.begin(), backfills.errors.end());
-    report = detail::run_step(*config, now, ids,
-                              {db_, file_systems_, *executor_, *clock_,
-                               [this](const std::vector<SlotChange>& changes) { notify(changes); },
-                               mode == MaintenanceMode::kDrain, guard_,
-                               std::move(backfills.running), predictor_, data_checks_.get(),
-                               &limiter_});
+    report =
+        detail::run_step(*config, now, ids,
+                         {db_, file_systems_, *executor_, *clock_,
+                          [this](const std::vector<SlotChange>& changes) { notify(changes); },
+                          mode == MaintenanceMode::kDrain, guard_, std::move(backfills.running),
+                          predictor_, data_checks_.get(), &limiter_, outbox_});
     if (!ids) data_checks_->retain(workflow_ids(*config));
     report.errors.insert(report.errors.begin(), errors.begin(), errors.end());
     report.backfills = std::move(backfills.plans);
@@ -264,7 +264,9 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, T
                               to_string(id), killed.error().message));
     }
   }
-  if (auto written = db_.put_slots({*next}); !written) return tl::unexpected(written.error());
+  if (auto written = put_changes(db_, outbox_, {SlotChange{*stored, *next, now, by}}); !written) {
+    return tl::unexpected(written.error());
+  }
   if (current.status == SlotStatus::kRunning) {  // datasets: the attempt's incomplete outputs go
     DatasetStep(*config, db_, file_systems_, Time{}, *guard_).after_failure(**wf, *next);
   }
@@ -326,6 +328,19 @@ Result<TriggerStatus> Scheduler::trigger_status(const std::string& workflow, Tim
   auto stored = db_.get_slot(SlotId{workflow, slot_time});  // retry back-off (retry_backoff.h)
   if (!stored) return tl::unexpected(stored.error());
   return stored->has_value() ? with_retry_backoff(**stored, std::move(*tree), now) : *tree;
+}
+
+Result<void> put_changes(StateDatabase& db, SlotOutbox* outbox,
+                         const std::vector<SlotChange>& changes) {
+  std::vector<SlotState> states;
+  states.reserve(changes.size());
+  for (const SlotChange& c : changes) states.push_back(c.to);
+  if (!outbox) return db.put_slots(states);
+  auto ticket = outbox->prepare(changes);
+  if (!ticket) return tl::unexpected(ticket.error());
+  auto written = db.put_slots(states);
+  outbox->settle(*ticket, written.has_value());
+  return written;
 }
 
 }  // namespace celos

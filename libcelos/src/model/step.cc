@@ -155,7 +155,9 @@ void Step::load_and_submit(WorkflowRun& run) {
       }
       break;  // unreachable: the other picks stay READY
     }
-    run.running.push_back(pick.running(*external_id).value());
+    SlotState running = pick.running(*external_id).value();
+    running.run_id = new_run_id(now_);  // the attempt's OpenLineage run (celos/lineage.h)
+    run.running.push_back(std::move(running));
   }
   release_tokens(run);
 }
@@ -178,24 +180,22 @@ template <class ChangesOf>
 std::vector<SlotChange> Step::write_isolated(std::vector<WorkflowRun*>& writers,
                                              ChangesOf changes_of) {
   std::vector<std::vector<SlotChange>> changes;
-  std::vector<SlotState> all;
+  std::vector<SlotChange> all;
   for (WorkflowRun* run : writers) {
     changes.push_back(changes_of(*run));
     for (SlotChange& c : changes.back()) {
       c.at = now_;
-      all.push_back(c.to);
+      all.push_back(c);
     }
   }
   if (all.empty()) return {};
   std::vector<bool> ok(writers.size(), true);
-  if (auto written = env_.db.put_slots(all); !written) {
+  if (auto written = put_changes(env_.db, env_.outbox, all); !written) {
     for (std::size_t i = 0; i < writers.size(); ++i) {
-      std::vector<SlotState> own;
-      for (const SlotChange& c : changes[i]) own.push_back(c.to);
-      if (auto mine = env_.db.put_slots(own); !mine) {
+      if (auto mine = put_changes(env_.db, env_.outbox, changes[i]); !mine) {
         ok[i] = false;
-        writers[i]->error(
-            fmt::format("recording {} slot states failed: {}", own.size(), mine.error().message));
+        writers[i]->error(fmt::format("recording {} slot states failed: {}", changes[i].size(),
+                                      mine.error().message));
         writers[i]->running.clear();  // submitted, not recorded: never started (logged above)
       }
     }

@@ -42,6 +42,8 @@ struct StepEnvironment {
   // The tokens and RUNNING counts of celos.serviceLimits, shared by all steps of the server
   // (celos/service_limits.h); none: no limits apply.
   ServiceLimiter* limiter = nullptr;
+  // What is written with the slot changes (celos/scheduler.h); none: nothing.
+  SlotOutbox* outbox = nullptr;
 };
 
 StepReport run_step(const WorkflowConfig& config, Time now,
