@@ -8,7 +8,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-program-options1.81-dev
   duktape-dev libssh2-1-dev libcurl4-openssl-dev libfmt-dev libspdlog-dev libexpected-dev
   catch2 openssh-server openssh-client chromium wrk python3-websocket python3-yaml tmux
-  python3-kubernetes
+  python3-kubernetes python3-jsonschema
   postgresql libpq-dev
   libabsl-dev tzdata
   slurm-wlm munge

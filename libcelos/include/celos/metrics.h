@@ -75,6 +75,9 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   void set_leader_source(std::function<bool()> is_leader);
   // celos_clock_skew_seconds: the database's clock minus this node's (nothing: not rendered).
   void set_clock_skew_source(std::function<std::optional<double>()> seconds);
+  // More metrics, rendered by their owners at the end of /metrics (the OpenLineage sender's:
+  // celos_openlineage_*). Call before serving.
+  void add_source(std::function<void(std::string& out)> render);
 
   // Slots in RUNNING as of the last step (adjusted by API kills since).
   int running_slots() const;
@@ -107,6 +110,7 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   std::atomic<int> maintenance_{0};
   std::function<bool()> is_leader_;
   std::function<std::optional<double>()> clock_skew_;
+  std::vector<std::function<void(std::string&)>> sources_;
   // The slots the last step looked at, by status (adjusted by API changes since); written by
   // the step and API mutations (serialized), read by scrapes.
   mutable Mutex slots_mutex_;

@@ -72,6 +72,14 @@ struct ServerOptions {
   int history_retention_days = 30;
   // The most slots one backfill plan may cover (--max-backfill-slots; celos/backfill.h).
   std::size_t max_backfill_slots = 1'000'000;
+  // OpenLineage (issue 32; celos/lineage.h): the collector's URL (--openlineage-url) and a file
+  // holding its bearer token (--openlineage-token-file), or a file of JSON lines instead
+  // (--openlineage-file); the jobs' namespace (--openlineage-namespace; empty: --cluster-name).
+  std::string openlineage_url;
+  std::string openlineage_token_file;
+  std::string openlineage_file;
+  std::string openlineage_namespace;
+  bool lineage_enabled() const { return !openlineage_url.empty() || !openlineage_file.empty(); }
 
   // The state database URI to open: --state-db, or file:<db_dir>.
   std::string state_db_uri() const { return state_db.empty() ? "file:" + db_dir : state_db; }

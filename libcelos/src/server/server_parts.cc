@@ -138,6 +138,7 @@ Result<Backends> open_backends(const ServerOptions& opts) {
                                       .slurm_bin = opts.slurm_bin_dir,
                                       .io_timeout = b.io_timeout});
   b.default_fs = hadoop_config->get("fs.defaultFS").rfind("file:", 0) == 0 ? "file" : "webhdfs";
+  b.default_fs_uri = hadoop_config->get("fs.defaultFS");
   return b;
 }
 

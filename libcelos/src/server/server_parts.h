@@ -47,7 +47,8 @@ struct Backends {
   std::unique_ptr<StateDatabase> db;
   std::unique_ptr<FileSystemResolver> file_systems;
   std::unique_ptr<WorkflowSource> source;
-  std::string default_fs;  // "file" or "webhdfs": fs.defaultFS as the metrics name it
+  std::string default_fs;      // "file" or "webhdfs": fs.defaultFS as the metrics name it
+  std::string default_fs_uri;  // fs.defaultFS ("" when not configured): OpenLineage namespaces
 };
 
 // kInvalid: a Hadoop configuration or a state database URI that cannot be used (exit 2); other

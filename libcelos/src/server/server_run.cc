@@ -6,6 +6,7 @@
 #include "celos/http_server.h"
 #include "celos/logging.h"
 #include "celos/server.h"
+#include "server/server_lineage.h"
 #include "server/server_logging.h"
 #include "server/server_parts.h"
 #include "server/server_signals.h"
@@ -27,7 +28,7 @@ std::unique_ptr<HttpServer> start_serving(const ServerOptions& opts, Front& f) {
 // Serves until SIGTERM or SIGINT, then stops: a running step finishes; queued mutations are
 // answered 503; then connections close and a leader hands its lease over at once.
 void serve(const ServerOptions& opts, const std::string& version, Backends& b, Scheduling& s,
-           Front& f, TokenStore* tokens, ServerSignals& signals) {
+           Front& f, TokenStore* tokens, ServerSignals& signals, ServerLineage* lineage) {
   auto server = start_serving(opts, f);
   spdlog::info("listening on {}:{}", opts.host, server->port());
   s.own_port = server->port();
@@ -46,6 +47,7 @@ void serve(const ServerOptions& opts, const std::string& version, Backends& b, S
   if (s.file_events) s.file_events->set_on_event({});  // the inotify thread outlives `f`
   if (f.events) f.events->stop();
   f.worker.stop();
+  if (lineage) lineage->stop();  // it asks the cluster whether it leads
   server->stop();
   f.serving.stop();
   f.cluster.reset();  // a leader hands its lease over at once
@@ -71,7 +73,9 @@ Result<void> run_server(const ServerOptions& opts, const std::string& version) {
   auto tokens = open_tokens(opts);
   if (!tokens) return tl::unexpected(tokens.error());
   Front front(opts, *backends, scheduling, tokens->get());
-  serve(opts, version, *backends, scheduling, front, tokens->get(), signals);
+  auto lineage = ServerLineage::open(opts, *backends, scheduling, *front.cluster);
+  if (!lineage) return tl::unexpected(lineage.error());
+  serve(opts, version, *backends, scheduling, front, tokens->get(), signals, lineage->get());
   return {};
 }
 

@@ -260,7 +260,12 @@ std::string Metrics::render(const WorkflowConfig* config) const {
          "Slots predicted to finish after their deadline, as of the last step.");
   fmt::format_to(std::back_inserter(out), "celos_deadlines_at_risk {}\n",
                  deadlines_at_risk_.load(std::memory_order_relaxed));
+  for (const auto& source : sources_) source(out);
   return out;
+}
+
+void Metrics::add_source(std::function<void(std::string& out)> render) {
+  sources_.push_back(std::move(render));
 }
 
 }  // namespace celos

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "celos/host_check.h"
+#include "celos/lineage.h"
 #include "celos/server_options.h"
 
 namespace celos {
@@ -26,6 +27,8 @@ constexpr const char* kUsage =
     "                    [--notify-webhook URL]... [--allow-loopback-webhooks]\n"
     "                    [--audit-keep-days N] [--history-retention-days N]\n"
     "                    [--max-backfill-slots N] [--data-check-backoff SECONDS]\n"
+    "                    [--openlineage-url URL [--openlineage-token-file FILE]]\n"
+    "                    [--openlineage-file PATH] [--openlineage-namespace NS]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
 po::options_description describe_server_options() {
@@ -87,7 +90,15 @@ po::options_description describe_server_options() {
       "missing is checked after 1, 2, 4, ... such steps, at most 10 minutes apart, and at once "
       "after an event (0 = off; default: the --autoSchedule period, off without it)")(
       "max-backfill-slots", po::value<std::string>(),
-      "the most slots one backfill plan may cover (default 1000000)");
+      "the most slots one backfill plan may cover (default 1000000)")(
+      "openlineage-url", po::value<std::string>(),
+      "send OpenLineage run events to this collector (Marquez: http://host:5000/api/v1/lineage)")(
+      "openlineage-token-file", po::value<std::string>(),
+      "a file holding the collector's bearer token")(
+      "openlineage-file", po::value<std::string>(),
+      "write OpenLineage run events to this file as JSON lines instead")(
+      "openlineage-namespace", po::value<std::string>(),
+      "the namespace of celos's OpenLineage jobs (default: --cluster-name)");
   return options;
 }
 
@@ -295,6 +306,41 @@ Result<void> read_api_options(const po::variables_map& vm, ServerOptions& option
   return {};
 }
 
+// OpenLineage (issue 32): a malformed URL is a start-up error naming the flag.
+Result<void> read_lineage_options(const po::variables_map& vm, ServerOptions& options) {
+  auto text = [&](const char* name) {
+    return vm.count(name) ? vm[name].as<std::string>() : std::string();
+  };
+  options.openlineage_url = text("openlineage-url");
+  if (vm.count("openlineage-url")) {
+    if (auto ok = check_lineage_url(options.openlineage_url); !ok) {
+      return fail("--openlineage-url: " + ok.error().message, ErrorCode::kInvalid);
+    }
+  }
+  if (vm.count("openlineage-file")) {
+    if (text("openlineage-file").empty()) {
+      return fail("--openlineage-file must not be empty", ErrorCode::kInvalid);
+    }
+    if (vm.count("openlineage-url")) {
+      return fail("--openlineage-file and --openlineage-url exclude each other",
+                  ErrorCode::kInvalid);
+    }
+    options.openlineage_file = absolute_directory(text("openlineage-file"));
+  }
+  if (vm.count("openlineage-token-file")) {
+    if (!vm.count("openlineage-url") || text("openlineage-token-file").empty()) {
+      return fail("--openlineage-token-file needs --openlineage-url and a file name",
+                  ErrorCode::kInvalid);
+    }
+    options.openlineage_token_file = absolute_directory(text("openlineage-token-file"));
+  }
+  options.openlineage_namespace = text("openlineage-namespace");
+  if (vm.count("openlineage-namespace") && options.openlineage_namespace.empty()) {
+    return fail("--openlineage-namespace must not be empty", ErrorCode::kInvalid);
+  }
+  return {};
+}
+
 Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   ServerOptions options;
   if (auto ok = read_numbers(vm, options); !ok) return tl::unexpected(ok.error());
@@ -314,6 +360,7 @@ Result<ServerOptions> server_options_from(const po::variables_map& vm) {
   }
   if (auto ok = read_cluster(vm, options); !ok) return tl::unexpected(ok.error());
   if (auto ok = read_api_options(vm, options); !ok) return tl::unexpected(ok.error());
+  if (auto ok = read_lineage_options(vm, options); !ok) return tl::unexpected(ok.error());
   return options;
 }
 

@@ -306,4 +306,33 @@ TEST_CASE("server options: --history-retention-days is 30 by default, 0 keeps fo
     CHECK(r.error().message.find("--history-retention-days") != std::string::npos);
   }
 }
+
+TEST_CASE("server options: OpenLineage to a collector or a file; a malformed URL names the flag") {
+  auto off = parse({"--port", "1"});
+  REQUIRE(off);
+  CHECK_FALSE(off->options->lineage_enabled());
+  auto on =
+      parse({"--port", "1", "--openlineage-url", "http://marquez:5000/api/v1/lineage",
+             "--openlineage-token-file", "/etc/celos/ol-token", "--openlineage-namespace", "etl"});
+  REQUIRE(on);
+  CHECK(on->options->lineage_enabled());
+  CHECK(on->options->openlineage_url == "http://marquez:5000/api/v1/lineage");
+  CHECK(on->options->openlineage_token_file == "/etc/celos/ol-token");
+  CHECK(on->options->openlineage_namespace == "etl");
+  auto file = parse({"--port", "1", "--openlineage-file", "/var/log/celos/lineage.jsonl"});
+  REQUIRE(file);
+  CHECK(file->options->openlineage_file == "/var/log/celos/lineage.jsonl");
+  CHECK_THAT(error_of({"--port", "1", "--openlineage-url", "marquez:5000/api/v1/lineage"}),
+             Catch::Contains("--openlineage-url") && Catch::Contains("http://"));
+  CHECK_THAT(error_of({"--port", "1", "--openlineage-url", "http://"}),
+             Catch::Contains("--openlineage-url") && Catch::Contains("no host"));
+  CHECK_THAT(error_of({"--port", "1", "--openlineage-token-file", "/t"}),
+             Catch::Contains("--openlineage-token-file needs --openlineage-url"));
+  CHECK_THAT(
+      error_of({"--port", "1", "--openlineage-url", "http://m/l", "--openlineage-file", "/x"}),
+      Catch::Contains("exclude each other"));
+  CHECK_THAT(error_of({"--port", "1", "--openlineage-namespace", ""}),
+             Catch::Contains("--openlineage-namespace"));
+}
+
 }  // namespace celos
