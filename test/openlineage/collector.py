@@ -11,6 +11,7 @@ import datetime
 import json
 import os
 import threading
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jsonschema
@@ -41,6 +42,8 @@ class EventSchema:
             else jsonschema.FormatChecker()
 
     def validator(self, schema_id, definition):
+        # RefResolver: what Debian's python3-jsonschema (4.10) has; newer ones warn about it.
+        warnings.simplefilter("ignore", DeprecationWarning)
         resolver = jsonschema.RefResolver(base_uri=schema_id, referrer=self.store[schema_id],
                                           store=self.store)
         ref = {"$ref": schema_id + "#/$defs/" + definition}

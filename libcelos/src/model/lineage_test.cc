@@ -67,7 +67,8 @@ std::string run_of(const json::object& e) { return str(e.at("run").at("runId"));
 
 }  // namespace
 
-TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE when it succeeds") {
+TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE when it succeeds",
+          "[lineage]") {
   World w;
   w.scheduler.step(kNow);  // READY
   w.scheduler.step(kNow);  // RUNNING
@@ -100,7 +101,8 @@ TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE wh
   CHECK_FALSE(events[1].at("run").at("facets").as_object().contains("errorMessage"));
 }
 
-TEST_CASE("a retry is a new run: FAIL with an errorMessage, then START with a run id of its own") {
+TEST_CASE("a retry is a new run: FAIL with an errorMessage, then START with a run id of its own",
+          "[lineage]") {
   World w;
   w.scheduler.step(kNow);
   w.scheduler.step(kNow);
@@ -123,7 +125,7 @@ TEST_CASE("a retry is a new run: FAIL with an errorMessage, then START with a ru
   CHECK(run_of(events[2]) == *second.run_id);
 }
 
-TEST_CASE("a kill of a running slot ends its run with ABORT") {
+TEST_CASE("a kill of a running slot ends its run with ABORT", "[lineage]") {
   World w;
   w.scheduler.step(kNow);
   w.scheduler.step(kNow);
@@ -135,7 +137,8 @@ TEST_CASE("a kill of a running slot ends its run with ABORT") {
   CHECK(run_of(events[1]) == *running.run_id);
 }
 
-TEST_CASE("a crash at any write keeps an event exactly when its slot change was stored") {
+TEST_CASE("a crash at any write keeps an event exactly when its slot change was stored",
+          "[lineage]") {
   // Fail at write n (spool appends and slot files alike), "crash", open the spool again: every
   // START left is of a slot stored RUNNING with its run id, and every RUNNING slot has its START.
   for (int n = 1; n <= 12; ++n) {
@@ -158,7 +161,8 @@ TEST_CASE("a crash at any write keeps an event exactly when its slot change was 
 }
 
 TEST_CASE(
-    "an event prepared but never settled is kept after a restart only if its change is stored") {
+    "an event prepared but never settled is kept after a restart only if its change is stored",
+    "[lineage]") {
   World w;
   w.scheduler.step(kNow);
   SlotState ready = w.state("wc", kStart);
@@ -175,7 +179,7 @@ TEST_CASE(
   CHECK(run_of(w.events()[0]) == *running.run_id);
 }
 
-TEST_CASE("a full spool drops its oldest events and counts them") {
+TEST_CASE("a full spool drops its oldest events and counts them", "[lineage]") {
   World w(2);
   for (int i = 0; i < 3; ++i) {
     SlotState ready = SlotState::of({"wc", kStart + hours(i)}, SlotStatus::kReady);
@@ -194,7 +198,8 @@ TEST_CASE("a full spool drops its oldest events and counts them") {
                 .at("nominalStartTime")) == format_time(kStart + hours(1)));
 }
 
-TEST_CASE("the sender posts in order, retries 5xx and network errors, drops a 4xx after 3 tries") {
+TEST_CASE("the sender posts in order, retries 5xx and network errors, drops a 4xx after 3 tries",
+          "[lineage]") {
   World w;
   for (int i = 0; i < 3; ++i) {
     SlotState ready = SlotState::of({"wc", kStart + hours(i)}, SlotStatus::kReady);
@@ -242,7 +247,7 @@ TEST_CASE("the sender posts in order, retries 5xx and network errors, drops a 4x
   CHECK(w.spool->size() == 0);
 }
 
-TEST_CASE("a malformed collector url is refused saying why") {
+TEST_CASE("a malformed collector url is refused saying why", "[lineage]") {
   CHECK(check_lineage_url("http://marquez:5000/api/v1/lineage"));
   CHECK(check_lineage_url("https://lineage.example/x"));
   CHECK_THAT(check_lineage_url("marquez:5000").error().message, Catch::Contains("http://"));
@@ -250,7 +255,8 @@ TEST_CASE("a malformed collector url is refused saying why") {
   CHECK_THAT(check_lineage_url("http://a b/").error().message, Catch::Contains("white space"));
 }
 
-TEST_CASE("dataset namespaces come from the file system: hdfs://nameservice, file://host") {
+TEST_CASE("dataset namespaces come from the file system: hdfs://nameservice, file://host",
+          "[lineage]") {
   const LineageOptions o = options();
   CHECK(lineage_dataset_namespace("hdfs://ns1", o) == "hdfs://ns1");
   CHECK(lineage_dataset_namespace("hdfs://nn:8020/base", o) == "hdfs://nn:8020");
