@@ -10,6 +10,7 @@ against the standard's JSON schema, and per run there is exactly one START and o
   count of refused POSTs and a few seconds of a closed socket, long enough for several retries;
 - a collector that rejects one run's events (HTTP 400): dropped after 3 tries and counted;
 - kill -9 of celos-server at random moments of its steps (CELOS_LINEAGE_KILLS, default 6);
+- the runs of a backfill plan's slots carry a parent facet naming the plan;
 - a malformed --openlineage-url stops the start naming the flag."""
 
 import datetime
@@ -49,6 +50,14 @@ celos.defineWorkflow({id: "%(id)s", startTime: "2015-09-13T00:00Z",
 
 def stamp(t):
     return t.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def read_lines(path):
+    """The events of the file transport's file so far."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f]
 
 
 class LineageServer(CelosServer):
@@ -94,6 +103,15 @@ class LineageCase(unittest.TestCase):
         if self.collector:
             self.collector.stop()
 
+    def start(self, args):
+        """celos-server with the class's WORKFLOWS; "{root}" in args is its directory."""
+        self.server = LineageServer(self.WORKFLOWS, args)
+        with open(os.path.join(self.server.root, "token"), "w") as f:
+            f.write("s3cret\n")
+        self.server.args = [a.replace("{root}", self.server.root) for a in args]
+        self.server.start()
+        return self.server
+
     def check_events(self, events):
         for e in events:
             try:
@@ -116,14 +134,6 @@ class LineageCase(unittest.TestCase):
 
 class FileAndCollector(LineageCase):
     WORKFLOWS = {"ok": ("exit 0", 0), "bad": ("exit 3", 1), "slow": ("sleep 600", 0)}
-
-    def start(self, args):
-        self.server = LineageServer(self.WORKFLOWS, args)
-        with open(os.path.join(self.server.root, "token"), "w") as f:
-            f.write("s3cret\n")
-        self.server.args = [a.replace("{root}", self.server.root) for a in args]
-        self.server.start()
-        return self.server
 
     def story(self, server):
         """ok succeeds, bad fails twice (a retry: two runs), slow is killed: 4 runs."""
@@ -164,14 +174,8 @@ class FileAndCollector(LineageCase):
         server = self.start(["--openlineage-file", "{root}/lineage.jsonl", "--cluster-name", "etl"])
         path = os.path.join(server.root, "lineage.jsonl")
         self.story(server)
-
-        def lines():
-            if not os.path.exists(path):
-                return []
-            with open(path) as f:
-                return [json.loads(line) for line in f]
-        poll(lambda: len(lines()) == 8, "8 events in the file", timeout=60)
-        self.check_story(lines(), "etl")
+        poll(lambda: len(read_lines(path)) == 8, "8 events in the file", timeout=60)
+        self.check_story(read_lines(path), "etl")
 
     def test_collector_outage_loses_nothing_and_sends_nothing_twice_differently(self):
         self.collector = Collector()
@@ -216,6 +220,31 @@ class FileAndCollector(LineageCase):
         self.assertEqual(len(refused), 3)  # tried three times, then dropped
         runs = self.check_events(self.collector.accepted())
         self.assertEqual(list(runs[run_id]), ["START"])
+
+
+class Backfill(LineageCase):
+    WORKFLOWS = {"ok": ("exit 0", 0)}
+
+    def test_the_runs_of_a_backfill_plan_name_the_plan_as_their_parent(self):
+        server = self.start(["--openlineage-file", "{root}/lineage.jsonl", "--cluster-name", "etl"])
+        path = os.path.join(server.root, "lineage.jsonl")
+        reply = server.post("/api/v1/backfills?workflows=ok&start=%s&end=%s" % (
+            stamp(START), stamp(START + datetime.timedelta(hours=1))))
+        self.assertEqual(reply.status, 200, reply)
+        plan = reply.json["id"]
+        slot = "/slot-state?id=ok&time=" + stamp(START)
+        self.run_to_the_end(server, START + datetime.timedelta(minutes=30),
+                            lambda: server.get(slot).json["status"] == "SUCCESS")
+        self.assertEqual(server.get(slot).json.get("backfill"), plan)  # the plan ran it
+        poll(lambda: len(read_lines(path)) == 2, "2 events in the file", timeout=60)
+        events = read_lines(path)
+        runs = self.check_events(events)  # the parent facet against its schema too
+        self.assertEqual(self.finals(runs), ["COMPLETE"])
+        parents = [e["run"]["facets"]["parent"] for e in events]
+        for parent in parents:
+            self.assertEqual(parent["job"], {"namespace": "etl", "name": "backfill/" + plan})
+            self.assertEqual(parent["run"]["runId"], parents[0]["run"]["runId"])
+        self.assertNotIn(parents[0]["run"]["runId"], runs)
 
 
 class Crash(LineageCase):

@@ -7,7 +7,9 @@
 //   ABORT     RUNNING -> KILLED
 //
 // Job: namespace --openlineage-namespace (default --cluster-name), name the workflow id. Run
-// facets: nominalTime (the slot and the next slot of the schedule), errorMessage on FAIL.
+// facets: nominalTime (the slot and the next slot of the schedule), errorMessage on FAIL, and
+// for an attempt of a slot a backfill plan owns (SlotState::backfill, celos/backfill.h) parent:
+// the plan, as the run backfill_run_id() of the job "backfill/<plan id>" in the same namespace.
 // Inputs and outputs: the workflow's datasets, each instance as {namespace of its file system
 // (hdfs://nameservice, file://host), name: the instance's path}.
 //
@@ -23,7 +25,6 @@
 // full spool drops its oldest event (logged, counted).
 #pragma once
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -55,9 +56,6 @@ struct LineageOptions {
   std::string producer = "urn:celos:celos-server";  // "producer" and the facets' "_producer"
   std::string default_fs = "file:///";  // fs.defaultFS: the file system of datasets without fs
   std::string host = "localhost";       // this machine: the namespace of file:/// datasets
-  // The parent run of a slot's attempts (a backfill plan, issue 29): nothing until plans exist.
-  // Returns {namespace, job name, run id} of the parent.
-  std::function<std::optional<std::array<std::string, 3>>(const SlotId&)> parent = {};
 };
 
 struct LineageEvent {
@@ -74,6 +72,12 @@ struct LineageEvent {
 // that started before lineage was on, emits none). `at` of the change is the eventTime. Pure.
 std::optional<LineageEvent> lineage_event(const SlotChange& change, const WorkflowConfig& config,
                                           const LineageOptions& options);
+
+// The run id of backfill plan `plan` as the parent of its slots' runs: a UUID named by the job
+// namespace and the plan id (version 8, the first 128 bits of the SHA-256 of both, as RFC
+// 9562's name-based example), so every attempt of the plan names the same parent, on every node
+// and after restarts, and plans of two namespaces never share one. Pure.
+std::string backfill_run_id(std::string_view job_namespace, std::string_view plan);
 
 // The namespace of datasets on file system `fs` (a URI; "" = options.default_fs):
 // scheme://authority, with webhdfs as hdfs and a file system without authority as file://host.

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include "celos/auth.h"
 #include "celos/dataset.h"
 #include "celos/lineage.h"
 
@@ -40,6 +41,11 @@ std::optional<std::pair<std::string, std::string>> event_of(const SlotChange& ch
   }
 }
 
+// The attempt an event is of: the RUNNING side of its change.
+const SlotState& attempt_of(const SlotChange& change) {
+  return change.to.status == SlotStatus::kRunning ? change.to : *change.from;
+}
+
 json::object facet(std::string_view schema, const LineageOptions& options) {
   json::object f;
   f["_producer"] = options.producer;
@@ -72,7 +78,7 @@ json::object dataset_of(const Dataset& ds, Time instance, const LineageOptions& 
 std::pair<json::array, json::array> datasets_of(const SlotChange& change, const Workflow& wf,
                                                 const WorkflowConfig& config,
                                                 const LineageOptions& options) {
-  const SlotState& attempt = change.to.status == SlotStatus::kRunning ? change.to : *change.from;
+  const SlotState& attempt = attempt_of(change);
   const Time slot = attempt.id.time;
   json::array inputs, outputs;
   for (const DatasetUse& use : wf.inputs) {
@@ -111,13 +117,12 @@ json::object run_facets(const SlotChange& change, const std::string& type, const
     error["programmingLanguage"] = "celos";
     facets["errorMessage"] = std::move(error);
   }
-  if (options.parent) {
-    if (auto parent = options.parent(change.to.id)) {
-      json::object p = facet(kParentSchema, options);
-      p["job"] = json::object{{"namespace", (*parent)[0]}, {"name", (*parent)[1]}};
-      p["run"] = json::object{{"runId", (*parent)[2]}};
-      facets["parent"] = std::move(p);
-    }
+  if (const std::optional<std::string>& plan = attempt_of(change).backfill) {
+    json::object parent = facet(kParentSchema, options);
+    parent["job"] =
+        json::object{{"namespace", options.job_namespace}, {"name", "backfill/" + *plan}};
+    parent["run"] = json::object{{"runId", backfill_run_id(options.job_namespace, *plan)}};
+    facets["parent"] = std::move(parent);
   }
   return facets;
 }
@@ -135,6 +140,17 @@ json::object job_of(const SlotChange& change, const LineageOptions& options) {
 }
 
 }  // namespace
+
+std::string backfill_run_id(std::string_view job_namespace, std::string_view plan) {
+  // The namespace's length first, so that ("a/b", "c") and ("a", "b/c") differ.
+  Sha256 h =
+      sha256(fmt::format("celos backfill {}:{}/{}", job_namespace.size(), job_namespace, plan));
+  h[6] = static_cast<std::uint8_t>((h[6] & 0x0F) | 0x80);  // version 8
+  h[8] = static_cast<std::uint8_t>((h[8] & 0x3F) | 0x80);  // variant 10
+  const std::string hex = to_hex(h);
+  return fmt::format("{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4),
+                     hex.substr(16, 4), hex.substr(20, 12));
+}
 
 std::string lineage_dataset_namespace(std::string_view fs, const LineageOptions& options) {
   std::string_view uri = fs.empty() ? std::string_view(options.default_fs) : fs;

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
 
+#include "celos/backfill.h"
 #include "testing/scheduler_world.h"
 
 using namespace celos;
@@ -90,6 +91,7 @@ TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE wh
   CHECK(str(start.at("inputs").at(0).at("name")) == "/raw/20150913/00");
   CHECK(str(start.at("outputs").at(0).at("namespace")) == "hdfs://nameservice1");
   CHECK(str(start.at("outputs").at(0).at("name")) == "/counts/00");
+  CHECK_FALSE(start.at("run").at("facets").as_object().contains("parent"));  // a live slot
 
   w.service->set_status(*running.external_id, JobState::kSuccess);
   w.scheduler.step(kNow);
@@ -135,6 +137,49 @@ TEST_CASE("a kill of a running slot ends its run with ABORT", "[lineage]") {
   REQUIRE(events.size() == 2);
   CHECK(type_of(events[1]) == "ABORT");
   CHECK(run_of(events[1]) == *running.run_id);
+}
+
+TEST_CASE("the runs of a backfill plan's slots name the plan as their parent run", "[lineage]") {
+  World w;
+  const Time later = kStart + hours(24 * 30);  // every live slot done: only the plan's slot runs
+  std::vector<SlotState> done;
+  for (Time t = later - kSlidingWindow; t < later + hours(1); t += hours(1))
+    done.push_back(SlotState::of({"wc", t}, SlotStatus::kSuccess));
+  REQUIRE(w.db->put_slots(done));
+  BackfillRequest request;
+  request.workflows = "wc";
+  request.start = kStart;
+  request.end = kStart + hours(1);
+  request.now = later;
+  auto created = Backfills(*w.scheduler.config(), *w.db).create(request);
+  REQUIRE(created);
+  const std::string plan = created->id.value();
+  for (int i = 0; i < 4 && !w.state("wc", kStart).run_id; ++i) w.scheduler.step(later);
+  const SlotState running = w.state("wc", kStart);
+  REQUIRE(running.run_id);
+  REQUIRE(running.backfill == plan);
+  w.service->set_status(*running.external_id, JobState::kSuccess);
+  w.scheduler.step(later);
+  auto events = w.events();
+  REQUIRE(events.size() == 2);  // START and COMPLETE, both naming the plan
+  for (const json::object& e : events) {
+    const json::value& parent = e.at("run").at("facets").at("parent");
+    CHECK(str(parent.at("job").at("namespace")) == "prod");
+    CHECK(str(parent.at("job").at("name")) == "backfill/" + plan);
+    CHECK(str(parent.at("run").at("runId")) == backfill_run_id("prod", plan));
+    CHECK(str(parent.at("_schemaURL")).find("ParentRunFacet") != std::string::npos);
+  }
+}
+
+TEST_CASE("a plan's parent run id is a UUID named by the namespace and the plan id", "[lineage]") {
+  const std::string id = backfill_run_id("prod", "bf-20261126T223000-4f2a9c");
+  // The first 128 bits of SHA-256("celos backfill 4:prod/bf-20261126T223000-4f2a9c") (Python's
+  // hashlib), version 8, variant 10: fixed, so a plan's runs keep their parent across versions.
+  CHECK(id == "5dbebbae-666f-838e-8d45-aed80db68258");
+  CHECK(backfill_run_id("prod", "bf-20261126T223000-4f2a9c") == id);
+  CHECK(backfill_run_id("test", "bf-20261126T223000-4f2a9c") != id);
+  CHECK(backfill_run_id("prod", "bf-20261126T223000-4f2a9d") != id);
+  CHECK(backfill_run_id("a/b", "c") != backfill_run_id("a", "b/c"));
 }
 
 TEST_CASE("a crash at any write keeps an event exactly when its slot change was stored",
