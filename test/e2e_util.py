@@ -1,4 +1,5 @@
 """Helpers shared by the end-to-end tests (standard library only)."""
+import os
 import socket
 import time
 
@@ -28,3 +29,14 @@ def poll(predicate, what, timeout=30.0, interval=0.05):
             detail = " (last error: %s)" % last_error if last_error else ""
             raise AssertionError("timed out waiting for " + what + detail)
         time.sleep(interval)
+
+
+def wait_for_command_jobs(db, timeout=120.0):
+    """Waits until every command job celos-server started under the state directory `db` has
+    ended: each jobs/.../ folder with a `started` file also has its `exit` record."""
+    def ended():
+        for _, _, files in os.walk(os.path.join(db, "jobs")):
+            if "started" in files and "exit" not in files:
+                return False
+        return True
+    poll(ended, "the started jobs to end", timeout=timeout)

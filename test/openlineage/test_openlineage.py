@@ -28,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "server"))
 sys.path.insert(0, HERE)
 from server_process import CelosServer  # noqa: E402
-from e2e_util import poll  # noqa: E402
+from e2e_util import poll, wait_for_command_jobs  # noqa: E402
 from collector import Collector, EventSchema, runs_of  # noqa: E402
 
 KILLS = int(os.environ.get("CELOS_LINEAGE_KILLS", "6"))
@@ -292,15 +292,10 @@ class Crash(LineageCase):
         self.server.stderr.close()
 
     def settle(self, t):
-        def jobs_ended():
-            for dirpath, _, files in os.walk(os.path.join(self.server.db, "jobs")):
-                if "started" in files and "exit" not in files:
-                    return False
-            return True
-        poll(jobs_ended, "the started jobs to end", timeout=120)
+        wait_for_command_jobs(self.server.db)
         for _ in range(3):  # the ends, and retries' ends
             self.server.step(t)
-            poll(jobs_ended, "the started jobs to end", timeout=120)
+            wait_for_command_jobs(self.server.db)
         self.server.step(t)
 
         def quiet():

@@ -30,6 +30,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_process import CelosServer, poll  # noqa: E402
+from e2e_util import wait_for_command_jobs  # noqa: E402 (test/e2e_util.py)
 
 WORKFLOWS = 50
 KILLS = int(os.environ.get("CELOS_CRASH_KILLS", "12"))
@@ -118,16 +119,11 @@ class CrashTest(unittest.TestCase):
 
     def settle(self):
         """Waits for the jobs that started to end, then steps once so that the state knows."""
-        def jobs_ended():
-            for dirpath, _, files in os.walk(os.path.join(self.server.db, "jobs")):
-                if "started" in files and "exit" not in files:
-                    return False
-            return True
-        poll(jobs_ended, "the started jobs to end", timeout=120)
+        wait_for_command_jobs(self.server.db)
         self.assertEqual(self.server.post("/scheduler?time=" + stamp(self.clock)).status, 200)
         if EVENTS:  # the jobs the events submitted meanwhile end too (they are recorded)
             self.assertEqual(self.server.terminate(), 0)
-            poll(jobs_ended, "the started jobs to end", timeout=120)
+            wait_for_command_jobs(self.server.db)
 
     def check_state_files(self):
         """{(workflow, day, time): record}; fails on any file that does not parse."""

@@ -54,6 +54,18 @@ struct World : celos::testing::SchedulerWorld {
     scheduler.set_outbox(*spool);
   }
 
+  // Spools the START of `n` hourly slots' runs (00:00, 01:00, ...), each as its own write.
+  void start_runs(int n) {
+    for (int i = 0; i < n; ++i) {
+      SlotState ready = SlotState::of({"wc", kStart + hours(i)}, SlotStatus::kReady);
+      SlotState running = ready.running("job").value();
+      running.run_id = new_run_id(kNow);
+      auto ticket = spool->prepare({SlotChange{ready, running, kNow, "step"}});
+      REQUIRE(ticket);
+      spool->settle(*ticket, true);
+    }
+  }
+
   std::vector<json::object> events() const {
     std::vector<json::object> out;
     for (const SpoolEntry& e : spool->pending(1000))
@@ -226,14 +238,7 @@ TEST_CASE(
 
 TEST_CASE("a full spool drops its oldest events and counts them", "[lineage]") {
   World w(2);
-  for (int i = 0; i < 3; ++i) {
-    SlotState ready = SlotState::of({"wc", kStart + hours(i)}, SlotStatus::kReady);
-    SlotState running = ready.running("job").value();
-    running.run_id = new_run_id(kNow);
-    auto ticket = w.spool->prepare({SlotChange{ready, running, kNow, "step"}});
-    REQUIRE(ticket);
-    w.spool->settle(*ticket, true);
-  }
+  w.start_runs(3);
   CHECK(w.spool->size() == 2);
   CHECK(w.spool->dropped() == 1);
   CHECK(str(json::parse(w.spool->pending(1)[0].event.json)
@@ -246,14 +251,7 @@ TEST_CASE("a full spool drops its oldest events and counts them", "[lineage]") {
 TEST_CASE("the sender posts in order, retries 5xx and network errors, drops a 4xx after 3 tries",
           "[lineage]") {
   World w;
-  for (int i = 0; i < 3; ++i) {
-    SlotState ready = SlotState::of({"wc", kStart + hours(i)}, SlotStatus::kReady);
-    SlotState running = ready.running("job").value();
-    running.run_id = new_run_id(kNow);
-    auto ticket = w.spool->prepare({SlotChange{ready, running, kNow, "step"}});
-    REQUIRE(ticket);
-    w.spool->settle(*ticket, true);
-  }
+  w.start_runs(3);
   auto http = std::make_shared<FakeHttpClient>();
   std::vector<int> answers = {503, 0, 200, 400, 400, 400, 201};  // 0: connection refused
   std::size_t next = 0;
