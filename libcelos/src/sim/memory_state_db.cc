@@ -112,6 +112,34 @@ SlotState expand(std::string_view workflow, Time t, const Stored& s) {
   return out;
 }
 
+// The slots of `t` in [start, end), and the same as a step's window (open ones whole, final ones
+// as time and status). Callers hold the lock of the workflow that owns `t`.
+std::vector<SlotState> slots_in(std::string_view workflow, const SlotTable& t, Time start,
+                                Time end) {
+  std::vector<SlotState> out;
+  for (std::size_t i = t.lower_bound(start); i < t.size() && t.time(i) < end; ++i) {
+    out.push_back(expand(workflow, t.time(i), t.stored(i)));
+  }
+  return out;
+}
+
+StateDatabase::Window window_of(std::string_view workflow, const SlotTable& t, Time start,
+                                Time end) {
+  StateDatabase::Window window;
+  const std::size_t first = t.lower_bound(start);
+  std::size_t last = first;
+  while (last < t.size() && t.time(last) < end) ++last;
+  window.closed.reserve(last - first);
+  for (std::size_t i = first; i < last; ++i) {
+    if (is_final(t.status(i))) {
+      window.closed.emplace_back(t.time(i), t.status(i));
+    } else {
+      window.open.push_back(expand(workflow, t.time(i), t.stored(i)));
+    }
+  }
+  return window;
+}
+
 class MemoryStateDatabase final : public StateDatabase {
  public:
   Result<std::optional<SlotState>> get_slot(const SlotId& id) override {
@@ -125,35 +153,17 @@ class MemoryStateDatabase final : public StateDatabase {
 
   Result<std::vector<SlotState>> get_slots(std::string_view workflow, Time start,
                                            Time end) override {
-    std::vector<SlotState> out;
-    if (WorkflowData* w = data(workflow)) {
-      MutexLock lock(w->mutex);
-      const SlotTable& t = w->slots;
-      for (std::size_t i = t.lower_bound(start); i < t.size() && t.time(i) < end; ++i) {
-        out.push_back(expand(workflow, t.time(i), t.stored(i)));
-      }
-    }
-    return out;
+    WorkflowData* w = data(workflow);
+    if (w == nullptr) return std::vector<SlotState>{};
+    MutexLock lock(w->mutex);
+    return slots_in(workflow, w->slots, start, end);
   }
 
   Result<Window> get_window(std::string_view workflow, Time start, Time end) override {
-    Window window;
-    if (WorkflowData* w = data(workflow)) {
-      MutexLock lock(w->mutex);
-      const SlotTable& t = w->slots;
-      const std::size_t first = t.lower_bound(start);
-      std::size_t last = first;
-      while (last < t.size() && t.time(last) < end) ++last;
-      window.closed.reserve(last - first);
-      for (std::size_t i = first; i < last; ++i) {
-        if (is_final(t.status(i))) {
-          window.closed.emplace_back(t.time(i), t.status(i));
-        } else {
-          window.open.push_back(expand(workflow, t.time(i), t.stored(i)));
-        }
-      }
-    }
-    return window;
+    WorkflowData* w = data(workflow);
+    if (w == nullptr) return Window{};
+    MutexLock lock(w->mutex);
+    return window_of(workflow, w->slots, start, end);
   }
 
   Result<void> put_slots(const std::vector<SlotState>& states) override {

@@ -48,8 +48,9 @@ constexpr const char* kMigrations[] = {
     // 5 -> 6: the secret that authenticates forwarding between the cluster's nodes (issue 33).
     "CREATE TABLE celos_cluster_secret (cluster text PRIMARY KEY, secret text NOT NULL);",
     // 6 -> 7: backfill plans (issue 29): the plan owning a slot, and the plans' JSON records.
-    "ALTER TABLE celos_slots ADD COLUMN backfill text;"
-    "CREATE TABLE celos_backfills (id text PRIMARY KEY, record text NOT NULL);",
+    // (one migration of two statements: the parentheses tell clang the joined literals are meant)
+    ("ALTER TABLE celos_slots ADD COLUMN backfill text;"
+     "CREATE TABLE celos_backfills (id text PRIMARY KEY, record text NOT NULL);"),
     // 7 -> 8: a slot's deadline and the highest deadline state it reached (issue 27).
     "ALTER TABLE celos_slots ADD COLUMN deadline timestamptz, ADD COLUMN deadline_state text;",
     // 8 -> 9: the OpenLineage run id of a RUNNING slot's attempt (issue 32; "runId").
