@@ -1,6 +1,8 @@
 #include "celos/scheduler.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
 
 #if defined(__GLIBC__)
@@ -36,8 +38,17 @@ bool held_much(const StepReport& report) {
   return open >= kTrimAfterOpenSlots;
 }
 
+// At most once a second of real time: the memory is the process's, and the next step faults
+// its working set back in (the simulator steps hundreds of times a second, each with thousands
+// of changes; celos-server steps once a minute, so it trims after every step that held much).
 void release_free_memory() {
 #if defined(__GLIBC__)
+  using std::chrono::steady_clock;
+  static std::atomic<steady_clock::rep> last{0};  // steady_clock ticks of the last trim
+  const steady_clock::rep now = steady_clock::now().time_since_epoch().count();
+  steady_clock::rep before = last.load();
+  if (before != 0 && steady_clock::duration(now - before) < std::chrono::seconds(1)) return;
+  if (!last.compare_exchange_strong(before, now)) return;  // another scheduler trims just now
   ::malloc_trim(0);
 #endif
 }
@@ -46,12 +57,6 @@ Result<const Workflow*> find_workflow(const WorkflowConfig& config, const std::s
   const Workflow* wf = config.find(id);
   if (!wf) return fail(fmt::format("unknown workflow \"{}\"", id), ErrorCode::kNotFound);
   return wf;
-}
-
-void log_change(const SlotState& from, const SlotState& to) {
-  spdlog::info("slot {}: {} -> {}{}", to_string(to.id), to_string(from.status),
-               to_string(to.status),
-               to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
 }
 
 std::set<std::string> workflow_ids(const WorkflowConfig& config) {
@@ -65,6 +70,21 @@ std::string data_check_summary(const StepReport& r) {
   const int by_listing = r.data_checks - r.data_check_calls;
   return fmt::format("{} calls, {} saved: {} by listing, {} by back-off", r.data_check_calls,
                      by_listing + r.data_checks_deferred, by_listing, r.data_checks_deferred);
+}
+
+void log_step(const std::string& label, const StepReport& report) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  std::string phases;
+  for (const auto& [name, took] : report.phases) {
+    phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", name, took.count());
+  }
+  spdlog::info(
+      "step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors; {} "
+      "external calls ({} failed{}), {} data checks ({}); ms by phase: {}",
+      label, report.duration.count(), report.workflows, report.changed, report.submitted,
+      report.errors.size(), report.external_calls, report.external_call_errors,
+      report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks,
+      data_check_summary(report), phases.empty() ? "none" : phases);
 }
 
 }  // namespace
@@ -86,7 +106,7 @@ Scheduler::~Scheduler() = default;
 void Scheduler::set_executor(Executor& executor) { executor_ = &executor; }
 
 void Scheduler::set_data_check_backoff(DataCheckBackoff backoff) {
-  data_checks_->configure(std::move(backoff));
+  data_checks_->configure(backoff);
 }
 
 std::optional<Time> Scheduler::next_data_check(const SlotId& slot, Time now) const {
@@ -161,17 +181,7 @@ StepReport Scheduler::step(Time now, const std::optional<std::set<std::string>>&
   report.maintenance = mode;
   report.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_->monotonic() - started);
-  std::string phases;
-  for (const auto& [name, took] : report.phases) {
-    phases += fmt::format("{}{} {}", phases.empty() ? "" : ", ", name, took.count());
-  }
-  spdlog::info(
-      "step at {} finished in {} ms: {} workflows, {} changes, {} submitted, {} errors; {} "
-      "external calls ({} failed{}), {} data checks ({}); ms by phase: {}",
-      label, report.duration.count(), report.workflows, report.changed, report.submitted,
-      report.errors.size(), report.external_calls, report.external_call_errors,
-      report.slowest_call.empty() ? "" : ", slowest " + report.slowest_call, report.data_checks,
-      data_check_summary(report), phases.empty() ? "none" : phases);
+  log_step(label, report);
   for (SchedulerListener* l : listeners_) l->on_step(report);
   if (held_much(report)) release_free_memory();
   return report;
@@ -270,7 +280,7 @@ Result<SlotState> Scheduler::kill(const std::string& workflow, Time slot_time, T
   if (current.status == SlotStatus::kRunning) {  // datasets: the attempt's incomplete outputs go
     DatasetStep(*config, db_, file_systems_, Time{}, *guard_).after_failure(**wf, *next);
   }
-  log_change(current, *next);
+  detail::log_change(&current, *next);
   notify({SlotChange{*stored, *next, now, by}});
   return next;
 }

@@ -19,12 +19,6 @@ namespace {
 constexpr std::size_t kPipelineParts = 8;
 constexpr std::size_t kPipelinePartMin = 128;
 
-void log_change(const SlotState& from, const SlotState& to) {
-  spdlog::info("slot {}: {} -> {}{}", to_string(to.id), to_string(from.status),
-               to_string(to.status),
-               to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
-}
-
 // A READY pick that is not submitted after all (mode new: its data went to another slot)
 // waits again, saying why.
 SlotState waiting_again(const SlotState& pick, std::string why) {
@@ -205,10 +199,7 @@ std::vector<SlotChange> Step::write_isolated(std::vector<WorkflowRun*>& writers,
     if (!ok[i]) continue;
     report_.changed += static_cast<int>(changes[i].size());
     for (SlotChange& c : changes[i]) {
-      if (c.from)
-        log_change(*c.from, c.to);
-      else
-        log_change(SlotState::waiting(c.to.id), c.to);
+      log_change(c.from ? &*c.from : nullptr, c.to);
       committed.push_back(std::move(c));
     }
   }
@@ -305,6 +296,13 @@ void Step::finish_report() {
   report_.data_check_calls = triggers_.calls();
   report_.data_checks_deferred = checks_deferred_;
   report_.slowest_call = gate_.slowest();
+}
+
+void log_change(const SlotState* from, const SlotState& to) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  spdlog::info("slot {}: {} -> {}{}", to_string(to.id),
+               to_string(from ? from->status : SlotStatus::kWaiting), to_string(to.status),
+               to.external_id ? fmt::format(" (external id {})", *to.external_id) : "");
 }
 
 SlotState failed_attempt(const Workflow& workflow, const SlotState& slot, std::string message,

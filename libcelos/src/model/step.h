@@ -54,4 +54,8 @@ StepReport run_step(const WorkflowConfig& config, Time now,
 SlotState failed_attempt(const Workflow& workflow, const SlotState& slot, std::string message,
                          Time now);
 
+// Logs a slot's change at info level (`from` null: the slot was not stored, so WAITING). Formats
+// nothing when info is off: a simulated fleet changes thousands of slots a step.
+void log_change(const SlotState* from, const SlotState& to);
+
 }  // namespace celos::detail
