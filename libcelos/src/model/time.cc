@@ -96,8 +96,25 @@ CivilTime to_civil(Time t) {
 
 std::string format_time(Time t) {
   const CivilTime c = to_civil(t);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day, c.hour,
-                     c.minute, c.second, c.millisecond);
+  if (c.year < 0 || c.year > 9999) {
+    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", c.year, c.month, c.day, c.hour,
+                       c.minute, c.second, c.millisecond);
+  }
+  // By hand, a third of fmt's time: every answer of the API and every line of a simulation's
+  // timeline formats times (5 % of a simulated step's serial part went here).
+  std::string out = "0000-00-00T00:00:00.000Z";
+  const auto put = [&out](std::size_t at, int value, int digits) {
+    for (int i = digits - 1; i >= 0; --i, value /= 10)
+      out[at + std::size_t(i)] = char('0' + value % 10);
+  };
+  put(0, c.year, 4);
+  put(5, c.month, 2);
+  put(8, c.day, 2);
+  put(11, c.hour, 2);
+  put(14, c.minute, 2);
+  put(17, c.second, 2);
+  put(20, c.millisecond, 3);
+  return out;
 }
 
 std::string format_time_short(Time t) {

@@ -85,6 +85,8 @@ TEST_CASE("format_time prints milliseconds and a Z") {
   CHECK(format_time(example()) == "2015-09-13T13:40:00.000Z");
   CHECK(format_time(make_time(2015, 1, 2, 3, 4, 5, 7)) == "2015-01-02T03:04:05.007Z");
   CHECK(format_time(make_time(1970, 1, 1)) == "1970-01-01T00:00:00.000Z");
+  CHECK(format_time(make_time(9999, 12, 31, 23, 59, 59, 999)) == "9999-12-31T23:59:59.999Z");
+  CHECK(format_time(make_time(10000, 1, 1)) == "10000-01-01T00:00:00.000Z");
 }
 
 TEST_CASE("format_time_short prints seconds only when the time has any") {
