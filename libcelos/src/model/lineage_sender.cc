@@ -10,10 +10,19 @@
 namespace celos {
 namespace {
 
-// How many events the sender takes from the spool at once (one flush of removals each).
+// How many events the sender takes from the spool at once.
 constexpr std::size_t kBatch = 64;
 // How often a node that may not send (a standby) asks again.
 constexpr std::chrono::milliseconds kNotLeaderPoll{1000};
+
+// Writes the "d" lines of sent events once per drain, not per batch: each flush syncs the spool
+// under its lock, which the step's writes wait for (a flush per 64 events made a steady step of
+// 1,000 workflows a quarter slower).
+void flush_removals(LineageSpool& spool) {
+  if (auto flushed = spool.flush(); !flushed) {
+    spdlog::error("OpenLineage: {}", flushed.error().message);
+  }
+}
 
 class HttpLineageTransport final : public LineageTransport {
  public:
@@ -130,11 +139,12 @@ std::optional<std::chrono::milliseconds> LineageSender::send_due() {
       if (!(going = send_one(entry, done))) break;
     }
     spool_.remove(done);
-    if (auto flushed = spool_.flush(); !flushed) {
-      spdlog::error("OpenLineage: {}", flushed.error().message);
+    if (!going) {
+      flush_removals(spool_);
+      return backoff_;
     }
-    if (!going) return backoff_;
   }
+  flush_removals(spool_);
   return std::nullopt;
 }
 
