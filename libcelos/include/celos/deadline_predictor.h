@@ -75,8 +75,10 @@ class HistoryPredictor final : public DeadlinePredictor, public SchedulerListene
   static double percentile(const History& h, Phase phase, int hour, bool p50 = false);
   // Whether `hour`'s own percentiles stand for it (percentile() picks them).
   static bool own_hour(const History& h, Phase phase, int hour);
-  // The median of the runs (of `hour`, when own_hour) at least `seconds` long; negative: none.
-  static double median_longer(const History& h, int hour, double seconds);
+  // The first quartile of the runs (of `hour`, when own_hour) at least `seconds` long; negative:
+  // none. The quartile, not the median: on the 30-day replay (bench/deadlines) the median flagged
+  // more overruns that ended in time (15.3 % of all flags against 12.8 %).
+  static double quartile_longer(const History& h, int hour, double seconds);
   DeadlineForecast predict_running(const History& h, const SlotState& slot, int hour,
                                    Time now) const REQUIRES(mutex_);
 

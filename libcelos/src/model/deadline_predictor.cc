@@ -125,7 +125,7 @@ double HistoryPredictor::percentile(const History& h, Phase phase, int hour, boo
   return (p50 ? h.p50 : h.p90)[phase][std::size_t(hour)];
 }
 
-double HistoryPredictor::median_longer(const History& h, int hour, double seconds) {
+double HistoryPredictor::quartile_longer(const History& h, int hour, double seconds) {
   const bool own = own_hour(h, kRun, hour);
   std::vector<double> longer;
   for (const Sample& s : h.samples[kRun]) {
@@ -175,7 +175,7 @@ DeadlineForecast HistoryPredictor::predict_running(const History& h, const SlotS
   const double usual = percentile(h, kRun, hour, true);
   // As long as the past runs that lasted at least this long; beyond every one of them, as far
   // again past the usual run.
-  const double like = median_longer(h, hour, ran);
+  const double like = quartile_longer(h, hour, ran);
   if (like < 0) {
     return {now + ms(std::max(60.0, ran - usual)),
             fmt::format("running {}, longer than any run before (usually {})", minutes_text(ran),
@@ -184,7 +184,7 @@ DeadlineForecast HistoryPredictor::predict_running(const History& h, const SlotS
   const Time finish = std::max(now, started + ms(like));
   if (ran <= usual) return {finish, fmt::format("the job usually runs {}", minutes_text(like))};
   return {finish, fmt::format("running {}, longer than usual ({}): runs that lasted this long "
-                              "took {} (median)",
+                              "took {} (first quartile)",
                               minutes_text(ran), minutes_text(usual), minutes_text(like))};
 }
 
