@@ -241,6 +241,8 @@ class Scheduler {
   void notify(const std::vector<SlotChange>& changes);
   // Backfill admission before a step (celos/backfill.h); nothing under maintenance.
   BackfillPump admit_backfills(const WorkflowConfig& config, Time now, MaintenanceMode mode);
+  // The ids of the plans in state running, whose admitted slots a step submits.
+  std::set<std::string> running_backfills(const WorkflowConfig& config);
   // The stored maintenance mode (SPEC §13); pause, with an error in the report, if unreadable.
   MaintenanceMode maintenance_mode(StepReport& report);
   // range_ops.cc: the writes of a real range rerun / kill.

@@ -126,7 +126,8 @@ TEST_CASE("a backfill slot waits while a live slot of its workflow takes the cap
   World w;
   w.create(w.request("a", kStart, kStart + hours(1)));
   REQUIRE(w.scheduler.rerun("a", kNow - hours(2), kNow));  // a live rerun by hand
-  w.scheduler.step(kNow);                                  // both become READY
+  w.scheduler.step(kNow);  // the live one becomes READY; after the step the plan admits its slot
+  w.scheduler.step(kNow);  // which becomes READY
   REQUIRE(w.status("a", kStart) == SlotStatus::kReady);
   w.scheduler.step(kNow);  // the live one takes the one place
   REQUIRE(w.service->submitted == std::vector<SlotId>{{"a", kNow - hours(2)}});
@@ -143,7 +144,8 @@ TEST_CASE("pause stops a plan's submissions, resume goes on, cancel kills what h
   auto r = w.request("a", kStart, kStart + hours(4));
   r.max_running = 2;
   const std::string id = w.create(r);
-  w.scheduler.step(kNow);  // admits 2, both READY
+  w.scheduler.step(kNow);  // admits 2 after the step (the live slots go first)
+  w.scheduler.step(kNow);  // both READY
   REQUIRE(w.backfills().act(id, BackfillAction::kPause, kNow)->plan.state ==
           BackfillState::kPaused);
   w.scheduler.step(kNow);
