@@ -114,6 +114,15 @@ void replay(std::string_view text, LineageSpool::State& s) {
   }
 }
 
+// Drops a live entry, with its "a" (aborted) or "d" (done) line; the next entry.
+auto forget(LineageSpool::State& s,
+            std::map<std::uint64_t, LineageSpool::State::Entry>::iterator it, char what) {
+  if (it->second.committed) --s.committed;
+  s.keys.erase({it->second.event.run_id, it->second.event.type});
+  s.buffered += outcome_line(what, it->first);
+  return s.entries.erase(it);
+}
+
 // Whether the stored slot shows the change that emitted `e` (see the top of the file).
 bool stored_shows(const LineageEvent& e, const std::optional<SlotState>& stored) {
   if (!e.is_final()) return stored && stored->run_id == e.run_id;
@@ -242,12 +251,7 @@ void LineageSpool::commit_locked(std::uint64_t seq) {
 
 void LineageSpool::abort_locked(std::uint64_t seq) {
   State& s = *state_;
-  auto it = s.entries.find(seq);
-  if (it == s.entries.end()) return;
-  if (it->second.committed) --s.committed;
-  s.keys.erase({it->second.event.run_id, it->second.event.type});
-  s.entries.erase(it);
-  s.buffered += outcome_line('a', seq);
+  if (auto it = s.entries.find(seq); it != s.entries.end()) forget(s, it, 'a');
 }
 
 // A dead collector must not fill the disk: beyond the capacity the oldest committed events go.
@@ -262,12 +266,9 @@ void LineageSpool::make_room_locked(std::size_t adding) {
     spdlog::warn("OpenLineage spool full ({} events): dropped {} of run {} (slot {})",
                  options_.capacity, it->second.event.type, it->second.event.run_id,
                  to_string(it->second.event.slot));
-    s.buffered += outcome_line('d', it->first);
-    s.keys.erase({it->second.event.run_id, it->second.event.type});
-    --s.committed;
     ++s.dropped;
     if (options_.on_drop) options_.on_drop();
-    it = s.entries.erase(it);
+    it = forget(s, it, 'd');
   }
 }
 
@@ -286,12 +287,7 @@ void LineageSpool::remove(const std::vector<std::uint64_t>& seqs) {
   MutexLock lock(mutex_);
   State& s = *state_;
   for (std::uint64_t seq : seqs) {
-    auto it = s.entries.find(seq);
-    if (it == s.entries.end()) continue;
-    if (it->second.committed) --s.committed;
-    s.keys.erase({it->second.event.run_id, it->second.event.type});
-    s.entries.erase(it);
-    s.buffered += outcome_line('d', seq);
+    if (auto it = s.entries.find(seq); it != s.entries.end()) forget(s, it, 'd');
   }
 }
 
