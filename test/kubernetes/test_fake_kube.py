@@ -6,7 +6,6 @@ import http.client
 import json
 import os
 import subprocess
-import time
 import unittest
 
 from kube_util import (KUBECTL, FakeKube, Kubectl, condition, job_body, temporary_directory,
@@ -35,6 +34,14 @@ class FakeTest(unittest.TestCase):
             "POST", "/apis/batch/v1/namespaces/%s/jobs" % namespace, body)
         self.assertEqual(status, 201, answer)
         return answer
+
+    def settled(self, name, namespace="default"):
+        """The Job once the cluster has marked it suspended: that mark is a write of the
+        cluster's own (a new resourceVersion), which a test reading versions must wait out."""
+        def marked():
+            job = self.job(name, namespace)
+            return job if condition(job, "Suspended") else None
+        return wait_for("the Job %s marked suspended" % name, marked, timeout=30)
 
     def pods(self, selector, namespace="default"):
         return self.fake.request("GET", "/api/v1/namespaces/%s/pods?labelSelector=%s"
@@ -278,7 +285,7 @@ class ErrorAnswersTest(FakeTest):
         self.assertStatus(self.fake.request("POST", "/apis/batch/v1/namespaces/default/jobs",
                                             job_body("once", ["true"])), 409, "AlreadyExists")
         path = "/apis/batch/v1/namespaces/default/jobs/once"
-        job = self.fake.request("GET", path)[2]
+        job = self.settled("once")
         stale = dict(job, metadata=dict(job["metadata"], labels={"x": "y"}))
         self.assertEqual(self.fake.request("PUT", path, stale)[0], 200)
         self.assertStatus(self.fake.request("PUT", path, stale), 409, "Conflict")
@@ -349,11 +356,7 @@ class WatchTest(FakeTest):
     def test_selector_bookmarks_timeout(self):
         self.create(job_body("w", ["true"], labels={"app": "x"}))
         jobs = "/apis/batch/v1/namespaces/default/jobs"
-        # The cluster marks the suspended Job (a MODIFIED event of its own): watch from after it.
-        deadline = time.monotonic() + 30
-        while condition(self.fake.request("GET", jobs + "/w")[2], "Suspended") is None:
-            self.assertLess(time.monotonic(), deadline, "the Job was never marked suspended")
-            time.sleep(0.05)
+        self.settled("w")  # the mark is a MODIFIED event of the cluster's own: watch from after it
         rv = self.fake.request("GET", jobs)[2]["metadata"]["resourceVersion"]
         stream = self.watch("resourceVersion=%s&allowWatchBookmarks=true&labelSelector=app%%3Dx"
                             "&timeoutSeconds=3" % rv)
