@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "celos/cli.h"
+#include "celos/time_zone.h"
 #include "celos/error.h"
 
 namespace celos::cli {
@@ -23,8 +25,11 @@ struct Globals {
   std::string token;       // the bearer token ("" = none)
   bool json = false;       // -o json
   bool help = false;       // --help / -h
+  // --tz: a fixed offset (tz, printed as tz_label: "Z" or "+02:00"), or a zone (its offset at
+  // each instant; tz and tz_label are then unused).
   std::chrono::minutes tz{0};
-  std::string tz_label = "Z";  // printed after times: "Z" or "+02:00"
+  std::string tz_label = "Z";
+  std::optional<TimeZone> zone;
 };
 
 // A command's own arguments: positionals in order, options with a value, flags.

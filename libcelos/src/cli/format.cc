@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "celos/time.h"
+#include "celos/time_zone.h"
 
 namespace celos::cli {
 
@@ -82,11 +83,20 @@ void Table::print(std::ostream& out, bool color) const {
 std::string show_time(const Globals& globals, std::string_view server_time) {
   auto t = parse_time(server_time);
   if (!t) return std::string(server_time);
-  const CivilTime c = to_civil(*t + globals.tz);
+  CivilTime c;
+  std::string label;
+  if (globals.zone) {
+    const ZonedTime zoned = globals.zone->at(*t);
+    c = zoned.local;
+    label = format_offset(zoned.offset);
+  } else {
+    c = to_civil(*t + globals.tz);
+    label = globals.tz_label;
+  }
   std::string text =
       fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute);
   if (c.second != 0 || c.millisecond != 0) text += fmt::format(":{:02}", c.second);
-  return text + globals.tz_label;
+  return text + label;
 }
 
 std::string one_line(std::string_view body) {

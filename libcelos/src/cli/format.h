@@ -38,9 +38,9 @@ class Table {
   std::vector<std::vector<Cell>> rows_;
 };
 
-// A time as the server printed it (2015-09-13T13:00:00.000Z) shown at the --tz offset:
-// 2015-09-13T13:00Z, 2015-09-13T15:00+02:00 (seconds only when there are any). Text that is not
-// a time is returned unchanged; "" for "".
+// A time as the server printed it (2015-09-13T13:00:00.000Z) shown at the --tz offset, or in
+// the --tz zone with the offset in force then: 2015-09-13T13:00Z, 2015-09-13T15:00+02:00
+// (seconds only when there are any). Text that is not a time is returned unchanged; "" for "".
 std::string show_time(const Globals& globals, std::string_view server_time);
 
 // A server's answer on one line: JSON re-serialized compactly, other text with line breaks

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "celos/time_zone.h"
+
 namespace celos::cli {
 namespace {
 
@@ -170,28 +172,31 @@ std::optional<std::chrono::minutes> parse_offset(std::string_view text) {
 }  // namespace
 
 Result<void> parse_tz(std::string_view text, Globals& globals) {
+  globals.zone.reset();
   if (text == "UTC" || text == "Z" || text == "utc") {
     globals.tz = std::chrono::minutes(0);
     globals.tz_label = "Z";
     return {};
   }
-  const auto offset = parse_offset(text);
-  if (!offset) {
-    return usage_error(fmt::format(
-        "--tz: \"{}\" is not UTC or an offset like +02:00 (time zone names come with local-time "
-        "schedules, issue 26)",
-        text));
+  if (const auto offset = parse_offset(text)) {
+    globals.tz = *offset;
+    globals.tz_label = offset->count() == 0 ? "Z" : std::string(text);
+    return {};
   }
-  globals.tz = *offset;
-  globals.tz_label = offset->count() == 0 ? "Z" : std::string(text);
+  auto zone = TimeZone::load(text);
+  if (!zone) {
+    return usage_error(fmt::format("--tz: \"{}\" is not UTC, an offset like +02:00 or a time zone: {}",
+                                   text, zone.error().message));
+  }
+  globals.zone = std::move(*zone);
   return {};
 }
 
 Result<Time> parse_input_time(std::string_view text, const Globals& globals,
                               std::string_view what) {
   std::string local(text);
-  std::chrono::minutes offset = globals.tz;
-  if (local.size() == 10) local += "T00:00";  // a day
+  std::optional<std::chrono::minutes> offset;  // none: the time is in --tz
+  if (local.size() == 10) local += "T00:00";   // a day
   if (local.size() > 6) {
     if (auto o = parse_offset(std::string_view(local).substr(local.size() - 6))) {
       offset = *o;
@@ -205,7 +210,9 @@ Result<Time> parse_input_time(std::string_view text, const Globals& globals,
   if (!t) {
     return usage_error(fmt::format("{}: not a time: \"{}\" (e.g. 2015-09-13T13:00Z)", what, text));
   }
-  return *t - offset;
+  if (offset) return *t - *offset;
+  if (globals.zone) return globals.zone->from_local(to_civil(*t)).first;
+  return *t - globals.tz;
 }
 
 Result<std::string> server_time(std::string_view text, const Globals& globals,
@@ -252,7 +259,8 @@ constexpr const char* kGlobalHelp =
     "  --server URL           celos-server's URL (default $CELOS_SERVER, else {})\n"
     "  --token-file FILE      the bearer token is FILE's first line (default $CELOS_TOKEN)\n"
     "  -o json|table          json: the answer of the route behind the command, unchanged\n"
-    "  --tz Z                 times in UTC (default) or at an offset like +02:00\n"
+    "  --tz Z                 times in UTC (default), at an offset (+02:00) or in a zone\n"
+    "                         (Europe/Paris)\n"
     "  --help                 this help\n"
     "exit codes: 0 ok, 1 the server answered an error or refused, 2 bad usage, 3 no "
     "connection\n";

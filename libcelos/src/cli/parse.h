@@ -35,11 +35,15 @@ struct CommandLine {
 [[nodiscard]] Result<Args> parse_args(const CommandSpec& spec,
                                       const std::vector<std::string>& rest);
 
-// "UTC", "Z", "+02:00", "-05:30" (a zone name needs issue 26's time zones: kInvalid saying so).
+// "UTC", "Z", "+02:00", "-05:30", or a zone of the system's tzdata ("Europe/Paris"); anything
+// else is kInvalid naming it.
 [[nodiscard]] Result<void> parse_tz(std::string_view text, Globals& globals);
 
 // A time typed by a person: ISO 8601 with Z or an offset (+02:00), or without a zone (then in
-// --tz), or a day (2015-09-13 = its midnight in --tz). `what` names the argument in errors.
+// --tz), or a day (2015-09-13 = its midnight in --tz). In a --tz zone, a local time that does
+// not exist (a spring-forward gap) is moved later by the gap, and one that happens twice (the
+// autumn's repeated hour) is its first occurrence: the defaults of schedules in local time.
+// `what` names the argument in errors.
 [[nodiscard]] Result<Time> parse_input_time(std::string_view text, const Globals& globals,
                                             std::string_view what);
 
