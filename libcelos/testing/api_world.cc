@@ -9,16 +9,21 @@ void ApiWorld::serve(ApiOptions options) {
   api = std::make_unique<Api>(scheduler, std::move(options));
 }
 
-HttpServerResponse ApiWorld::call(const std::string& method, const std::string& target,
-                                  std::map<std::string, std::string> headers) {
+HttpServerRequest ApiWorld::request(const std::string& method, const std::string& target,
+                                    std::map<std::string, std::string> headers) const {
   HttpServerRequest request;
   request.method = method;
   request.target = target;
   request.remote = remote;
   request.headers = std::move(headers);
   REQUIRE(parse_request_target(target, request.path, request.query));
+  return request;
+}
+
+HttpServerResponse ApiWorld::call(const std::string& method, const std::string& target,
+                                  std::map<std::string, std::string> headers) {
   REQUIRE(api);
-  return api->handle(request);
+  return api->handle(request(method, target, std::move(headers)));
 }
 
 boost::json::value ApiWorld::call_json(const std::string& method, const std::string& target,

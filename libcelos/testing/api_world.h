@@ -23,6 +23,9 @@ class ApiWorld : public SchedulerWorld {
   // (Re)makes the Api over the world's scheduler.
   void serve(ApiOptions options = {});
 
+  // A request from `remote` (for Api::handle_group; call() makes and answers one).
+  HttpServerRequest request(const std::string& method, const std::string& target,
+                            std::map<std::string, std::string> headers = {}) const;
   HttpServerResponse call(const std::string& method, const std::string& target,
                           std::map<std::string, std::string> headers = {});
   // call(), requiring `status` and a JSON answer, parsed.

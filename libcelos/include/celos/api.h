@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "celos/audit.h"
 #include "celos/auth.h"
@@ -102,6 +103,13 @@ class Api {
   // True for the requests that step or change state (the method of a mutating route): the
   // server runs these on its SerialWorker so that they never hold a connection thread.
   bool is_mutation(const HttpServerRequest& request) const;
+  // True for the mutations whose route runs requests together (Route::group_handler).
+  bool is_grouped(const HttpServerRequest& request) const;
+  // Answers several requests as handle() would, one answer each in order, running those of a
+  // grouped route that pass the checks together in one call of its group_handler (each still
+  // checked and audited alone). Never throws.
+  std::vector<HttpServerResponse> handle_group(
+      const std::vector<const HttpServerRequest*>& requests) const;
 
   // One step, serialized with the mutations, logged with its duration (and `cause`, a partial
   // step's reason: Scheduler::step).
@@ -145,6 +153,8 @@ class Api {
   };
   Checked check(const HttpServerRequest& request) const;
   HttpServerResponse dispatch(const HttpServerRequest& request) const;
+  std::vector<HttpServerResponse> run_group(const Route& route,
+                                            const std::vector<HttpServerRequest>& calls) const;
   HttpServerResponse run_route(const Route& route, const HttpServerRequest& request,
                                const RouteTable::Match& match, const std::string& token) const;
   // `refused`: by check() (Host/Origin, token), before any route ran: rate-limited per client.

@@ -45,7 +45,10 @@ struct InstancePage {
 // May instance `time` of `ds` be announced? Two announced times with one path would hand that
 // path to consumers twice (issue 33): kInvalid, naming both times and the path, when another
 // announced instance has the same path, or when the path has no time variables at all.
-[[nodiscard]] Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db);
+// `accepted`: times of `ds` accepted but not stored yet (earlier in a group of announcements),
+// counted as announced.
+[[nodiscard]] Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db,
+                                              const std::vector<Time>& accepted = {});
 
 // ---- lineage -----------------------------------------------------------------------------
 

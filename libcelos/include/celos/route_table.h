@@ -53,6 +53,9 @@ struct RouteParam {
 };
 
 using RouteHandler = std::function<HttpServerResponse(const HttpServerRequest&)>;
+// Answers several requests of one route at once, in order (one answer each).
+using RouteGroupHandler =
+    std::function<std::vector<HttpServerResponse>(const std::vector<HttpServerRequest>&)>;
 
 struct Route {
   std::string method;  // "GET" or "POST"
@@ -72,6 +75,10 @@ struct Route {
   // Answered before the first load of the workflows has ended (/health/*, /metrics, /version).
   bool while_loading = false;
   RouteHandler handler = {};
+  // A mutating route whose requests may run together: those waiting for the worker at once are
+  // handed to this in one call (one durable write for all of them: dataset announcements,
+  // issue 28). `handler` still answers a request alone.
+  RouteGroupHandler group_handler = {};
 };
 
 // The paths a route is served at, e.g. {"/rerun", "/api/v1/rerun"}.

@@ -93,6 +93,16 @@ class StateDatabase {
   // A backend without announcements (the default) refuses them and lists none.
   [[nodiscard]] virtual Result<void> announce_instance(std::string_view dataset, Time time,
                                                        Time now);
+  // Several announcements made durable together (a burst of them costs one write, issue 28):
+  // the file backend writes their files as one group, PostgreSQL in one transaction. Each is
+  // idempotent as announce_instance is. On an error some of them may be stored. The default
+  // calls announce_instance for each, stopping at the first error.
+  struct Announcement {
+    std::string dataset;
+    Time time;
+  };
+  [[nodiscard]] virtual Result<void> announce_instances(
+      const std::vector<Announcement>& announcements, Time now);
   // The announced instances of `dataset` with start <= time < end, ascending.
   [[nodiscard]] virtual Result<std::vector<Time>> announced_instances(std::string_view dataset,
                                                                       Time start, Time end);

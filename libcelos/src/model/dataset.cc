@@ -37,6 +37,14 @@ Result<void> StateDatabase::announce_instance(std::string_view dataset, Time, Ti
       fmt::format("this state database cannot store announcements of dataset \"{}\"", dataset));
 }
 
+Result<void> StateDatabase::announce_instances(const std::vector<Announcement>& announcements,
+                                               Time now) {
+  for (const Announcement& a : announcements) {
+    if (auto done = announce_instance(a.dataset, a.time, now); !done) return done;
+  }
+  return {};
+}
+
 Result<std::vector<Time>> StateDatabase::announced_instances(std::string_view, Time, Time) {
   return std::vector<Time>{};
 }

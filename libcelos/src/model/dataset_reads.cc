@@ -170,7 +170,8 @@ Result<InstancePage> dataset_instances(const WorkflowConfig& config, const Datas
   return page;
 }
 
-Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db) {
+Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db,
+                                const std::vector<Time>& accepted) {
   const std::string path = ds.instance_path(time);
   const auto period = ds.path_period(time);
   if (!period) {
@@ -182,6 +183,7 @@ Result<void> check_announcement(const Dataset& ds, Time time, StateDatabase& db)
   }
   auto announced = db.announced_instances(ds.id, period->first, period->second);
   if (!announced) return tl::unexpected(announced.error());
+  announced->insert(announced->end(), accepted.begin(), accepted.end());
   for (Time other : *announced) {
     if (other != time && ds.instance_path(other) == path) {
       return fail(fmt::format("dataset \"{}\": instance {} has the path {} of the announced "

@@ -3,6 +3,7 @@
 #include "celos/api.h"
 
 #include <exception>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -82,6 +83,61 @@ Time Api::now() const {
 bool Api::is_mutation(const HttpServerRequest& request) const {
   const RouteTable::Match match = routes_.match(request.method, request.path);
   return match.route != nullptr && match.route->mutates;
+}
+
+bool Api::is_grouped(const HttpServerRequest& request) const {
+  const RouteTable::Match match = routes_.match(request.method, request.path);
+  return match.route != nullptr && match.route->mutates && match.route->group_handler;
+}
+
+std::vector<HttpServerResponse> Api::handle_group(
+    const std::vector<const HttpServerRequest*>& requests) const {
+  std::vector<HttpServerResponse> out(requests.size());
+  std::vector<Checked> checked;
+  checked.reserve(requests.size());
+  std::map<const Route*, std::vector<std::size_t>> by_route;  // the requests that passed
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    checked.push_back(check(*requests[i]));
+    if (checked[i].refusal) {
+      out[i] = std::move(*checked[i].refusal);
+    } else if (!checked[i].match.route->group_handler) {
+      out[i] = handle(*requests[i]);
+    } else {
+      by_route[checked[i].match.route].push_back(i);
+    }
+  }
+  for (const auto& [route, indexes] : by_route) {
+    std::vector<HttpServerRequest> calls;
+    for (std::size_t i : indexes) {
+      calls.push_back(*requests[i]);
+      calls.back().path_params = checked[i].match.path_params;
+      calls.back().token_name = checked[i].token;
+    }
+    std::vector<HttpServerResponse> answers = run_group(*route, calls);
+    for (std::size_t k = 0; k < indexes.size(); ++k) {
+      out[indexes[k]] = std::move(answers[k]);
+      audit(*requests[indexes[k]], checked[indexes[k]].token, out[indexes[k]].status);
+    }
+  }
+  return out;
+}
+
+// A group handler's answers, one per call whatever it does (an exception is a 500 for all).
+std::vector<HttpServerResponse> Api::run_group(const Route& route,
+                                               const std::vector<HttpServerRequest>& calls) const {
+  std::vector<HttpServerResponse> answers;
+  try {
+    MutexLock lock(mutation_mutex_);
+    answers = route.group_handler(calls);
+  } catch (const std::exception& e) {
+    spdlog::error("{} {} and {} more failed: {}", route.method, route.path, calls.size() - 1,
+                  e.what());
+    answers.assign(calls.size(), json_error(500, std::string("internal error: ") + e.what()));
+  } catch (...) {
+    answers.assign(calls.size(), json_error(500, "internal error"));
+  }
+  answers.resize(calls.size(), json_error(500, "internal error: no answer"));
+  return answers;
 }
 
 HttpServerResponse Api::handle(const HttpServerRequest& request) const {

@@ -113,16 +113,9 @@ void answer_read(const Api& api, const ServingOptions& serving, SharedRequest re
   });
 }
 
-void answer_mutation(const Api& api, SerialWorker& worker, const ServingOptions& serving,
-                     SharedRequest request, HttpResponder respond) {
-  auto claim = std::make_shared<Claim>();
-  const bool queued = worker.post(
-      [&api, request, respond, claim] {
-        if (claim->start()) return respond(api.handle(*request));
-        api.audit_answer(*request, 503);  // answered 503 at its deadline, never run
-      },
-      [respond] { respond(unavailable("the server is shutting down", 5)); });
-  if (!queued) return respond(unavailable("the server is shutting down", 5));
+// A mutation not begun within serving.mutation_wait is answered 503 (and never runs).
+void expire_mutation(const ServingOptions& serving, HttpResponder respond,
+                     std::shared_ptr<Claim> claim) {
   if (serving.timer == nullptr) return;
   serving.timer->after(serving.mutation_wait, [serving, respond, claim] {
     if (!claim->expire()) return;  // it began: its own answer comes
@@ -133,18 +126,120 @@ void answer_mutation(const Api& api, SerialWorker& worker, const ServingOptions&
   });
 }
 
+void answer_mutation(const Api& api, SerialWorker& worker, const ServingOptions& serving,
+                     SharedRequest request, HttpResponder respond) {
+  auto claim = std::make_shared<Claim>();
+  const bool queued = worker.post(
+      [&api, request, respond, claim] {
+        if (claim->start()) return respond(api.handle(*request));
+        api.audit_answer(*request, 503);  // answered 503 at its deadline, never run
+      },
+      [respond] { respond(unavailable("the server is shutting down", 5)); });
+  if (!queued) return respond(unavailable("the server is shutting down", 5));
+  expire_mutation(serving, respond, std::move(claim));
+}
+
+// The grouped mutations (Route::group_handler) waiting for the worker. One worker job is
+// queued while any wait; it runs up to kMaxGroup of them together (Api::handle_group), so a
+// burst of announcements costs one durable write per group, not one each (issue 28).
+class MutationGroups : public std::enable_shared_from_this<MutationGroups> {
+ public:
+  static constexpr std::size_t kMaxGroup = 1000;
+
+  void add(const Api& api, SerialWorker& worker, SharedRequest request, HttpResponder respond,
+           std::shared_ptr<Claim> claim) EXCLUDES(mutex_) {
+    {
+      MutexLock lock(mutex_);
+      waiting_.push_back({std::move(request), std::move(respond), std::move(claim)});
+      if (job_queued_) return;
+      job_queued_ = true;
+    }
+    post(api, worker);
+  }
+
+ private:
+  struct Waiting {
+    SharedRequest request;
+    HttpResponder respond;
+    std::shared_ptr<Claim> claim;
+  };
+
+  void post(const Api& api, SerialWorker& worker) EXCLUDES(mutex_) {
+    auto self = shared_from_this();  // queued jobs keep it alive
+    if (!worker.post([self, &api, &worker] { self->run(api, worker); },
+                     [self] { self->cancel(); })) {
+      cancel();
+    }
+  }
+
+  // On the worker: the waiting requests (at most kMaxGroup; a next job takes the rest).
+  void run(const Api& api, SerialWorker& worker) EXCLUDES(mutex_) {
+    std::vector<Waiting> group;
+    bool more = false;
+    {
+      MutexLock lock(mutex_);
+      const std::size_t n = std::min(waiting_.size(), kMaxGroup);
+      group.assign(std::make_move_iterator(waiting_.begin()),
+                   std::make_move_iterator(waiting_.begin() + static_cast<std::ptrdiff_t>(n)));
+      waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(n));
+      more = !waiting_.empty();
+      job_queued_ = more;
+    }
+    if (more) post(api, worker);
+    std::vector<const HttpServerRequest*> requests;
+    std::vector<const Waiting*> begun;
+    for (const Waiting& w : group) {
+      if (!w.claim->start()) {
+        api.audit_answer(*w.request, 503);  // answered 503 at its deadline, never run
+        continue;
+      }
+      requests.push_back(w.request.get());
+      begun.push_back(&w);
+    }
+    if (requests.empty()) return;
+    std::vector<HttpServerResponse> answers = api.handle_group(requests);
+    for (std::size_t k = 0; k < begun.size(); ++k) begun[k]->respond(std::move(answers[k]));
+  }
+
+  // The worker stopped (or is stopping): every waiting request is answered 503.
+  void cancel() EXCLUDES(mutex_) {
+    std::vector<Waiting> left;
+    {
+      MutexLock lock(mutex_);
+      left.swap(waiting_);
+      job_queued_ = false;
+    }
+    for (const Waiting& w : left) w.respond(unavailable("the server is shutting down", 5));
+  }
+
+  Mutex mutex_;
+  std::vector<Waiting> waiting_ GUARDED_BY(mutex_);
+  bool job_queued_ GUARDED_BY(mutex_) = false;
+};
+
+void answer_grouped(const Api& api, SerialWorker& worker, const ServingOptions& serving,
+                    MutationGroups& groups, SharedRequest request, HttpResponder respond) {
+  auto claim = std::make_shared<Claim>();
+  groups.add(api, worker, std::move(request), respond, claim);
+  expire_mutation(serving, respond, std::move(claim));
+}
+
 }  // namespace
 
 AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker,
                                        ServingOptions serving) {
-  return [&api, &worker, serving](HttpServerRequest request, HttpResponder respond_raw) {
+  auto groups = std::make_shared<MutationGroups>();
+  return [&api, &worker, serving, groups](HttpServerRequest request, HttpResponder respond_raw) {
     HttpResponder respond = counted_once(api, std::move(respond_raw));
     auto shared = std::make_shared<const HttpServerRequest>(std::move(request));
     // /health/*, /metrics and /version never wait for anything: answered here, at once.
     const bool instant = api.answers_while_loading(*shared);
     if (instant) return respond(api.handle(*shared));
-    auto answer = [&api, &worker, serving, shared, respond] {
+    auto answer = [&api, &worker, serving, groups, shared, respond] {
       if (!api.is_mutation(*shared)) return answer_read(api, serving, shared, respond);
+      if (api.is_grouped(*shared)) {
+        return answer_grouped(api, worker, serving, *groups, shared, respond);
+      }
       answer_mutation(api, worker, serving, shared, respond);
     };
     StartupGate* gate = api.options().startup;

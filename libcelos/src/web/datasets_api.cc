@@ -7,6 +7,9 @@
 //
 // What each answer holds is computed in model/ (celos/dataset_reads.h); this file renders JSON.
 
+#include <map>
+#include <set>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -56,29 +59,63 @@ Result<const Dataset*> dataset_param(const WorkflowConfig& config, const HttpSer
   return &ds->second;
 }
 
-HttpServerResponse post_instance(const Api& api, const HttpServerRequest& request) {
-  const WorkflowConfigPtr config = api.scheduler().config();
-  auto ds = dataset_param(*config, request);
-  if (!ds) return error_response(ds.error());
+// The dataset and time of an announcement, checked against the stored announcements and the
+// ones of its group accepted before it (`accepted`: by dataset).
+Result<StateDatabase::Announcement> checked_announcement(
+    const WorkflowConfig& config, const HttpServerRequest& request, StateDatabase& db,
+    const std::map<std::string, std::vector<Time>>& accepted) {
+  auto ds = dataset_param(config, request);
+  if (!ds) return tl::unexpected(ds.error());
   auto time = required_time_param(request, "time");
-  if (!time) return error_response(time.error());
+  if (!time) return tl::unexpected(time.error());
   if (floor_seconds(*time) != *time) {
-    return json_error(400, "parameter time: instance times are whole seconds");
+    return fail("parameter time: instance times are whole seconds", ErrorCode::kInvalid);
   }
+  const auto group = accepted.find((*ds)->id);
+  const std::vector<Time> none;
+  if (auto apart =
+          check_announcement(**ds, *time, db, group == accepted.end() ? none : group->second);
+      !apart) {
+    return tl::unexpected(apart.error());
+  }
+  return StateDatabase::Announcement{(*ds)->id, *time};
+}
+
+// POST /datasets/{id}/instances, for the requests that waited for the worker together: each is
+// checked, the accepted ones are stored in one write and their consumers stepped at once
+// (issue 28; the periodic step remains the safety net).
+std::vector<HttpServerResponse> post_instances(const Api& api,
+                                               const std::vector<HttpServerRequest>& requests) {
+  const WorkflowConfigPtr config = api.scheduler().config();
   StateDatabase& db = api.scheduler().state_database();
-  if (auto apart = check_announcement(**ds, *time, db); !apart) {
-    return error_response(apart.error());
+  std::vector<HttpServerResponse> out(requests.size());
+  std::vector<StateDatabase::Announcement> writes;
+  std::vector<std::size_t> written;  // the request of each write
+  std::map<std::string, std::vector<Time>> accepted;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    auto announcement = checked_announcement(*config, requests[i], db, accepted);
+    if (!announcement) {
+      out[i] = error_response(announcement.error());
+      continue;
+    }
+    accepted[announcement->dataset].push_back(announcement->time);
+    writes.push_back(std::move(*announcement));
+    written.push_back(i);
   }
-  auto announced = db.announce_instance((*ds)->id, *time, api.now());
-  if (!announced) return error_response(announced.error());
-  spdlog::info("dataset {}: instance {} announced", (*ds)->id, format_time(*time));
-  // Issue 28: its consumers are stepped at once (the periodic step remains the safety net).
-  std::vector<std::string> consumers;
-  for (const Workflow* consumer : config->consumers_of((*ds)->id))
-    consumers.push_back(consumer->id);
-  api.post_event(EventSource::kAnnouncement, consumers);
-  return json_response(
-      json::object{{"dataset", (*ds)->id}, {"time", format_time(*time)}, {"present", true}});
+  if (auto stored = db.announce_instances(writes, api.now()); !stored) {
+    for (std::size_t i : written) out[i] = error_response(stored.error());
+    return out;
+  }
+  std::set<std::string> consumers;
+  for (std::size_t k = 0; k < writes.size(); ++k) {
+    const auto& [dataset, time] = writes[k];
+    spdlog::info("dataset {}: instance {} announced", dataset, format_time(time));
+    for (const Workflow* consumer : config->consumers_of(dataset)) consumers.insert(consumer->id);
+    out[written[k]] = json_response(
+        json::object{{"dataset", dataset}, {"time", format_time(time)}, {"present", true}});
+  }
+  api.post_event(EventSource::kAnnouncement, {consumers.begin(), consumers.end()});
+  return out;
 }
 
 // Newest first, at most `limit` (default kDefaultInstances): a cut answer says so with
@@ -187,7 +224,10 @@ void register_dataset_routes(RouteTable& table, const Api& api) {
              .params = {dataset_id(), time_param("time", true, "the instance's time")},
              .response_schema = R"({"type":"object","properties":{"dataset":{"type":"string"},)"
                                 R"("time":{"type":"string"},"present":{"type":"boolean"}}})",
-             .handler = bind(api, post_instance)});
+             .handler = [&api](const HttpServerRequest& r) { return post_instances(api, {r})[0]; },
+             .group_handler = [&api](const std::vector<HttpServerRequest>& group) {
+               return post_instances(api, group);
+             }});
   table.add({.method = "GET",
              .path = "/datasets/{id}/instances",
              .summary = "A dataset's instances in a range (at most 7 days), newest first",

@@ -23,6 +23,7 @@ class CountingDb final : public StateDatabase {
  public:
   explicit CountingDb(std::unique_ptr<StateDatabase> db) : db_(std::move(db)) {}
   int announced_reads = 0;
+  int announce_groups = 0;
 
   Result<std::vector<Time>> announced_instances(std::string_view d, Time s, Time e) override {
     ++announced_reads;
@@ -30,6 +31,10 @@ class CountingDb final : public StateDatabase {
   }
   Result<void> announce_instance(std::string_view d, Time t, Time now) override {
     return db_->announce_instance(d, t, now);
+  }
+  Result<void> announce_instances(const std::vector<Announcement>& all, Time now) override {
+    ++announce_groups;
+    return db_->announce_instances(all, now);
   }
   Result<std::optional<SlotState>> get_slot(const SlotId& id) override { return db_->get_slot(id); }
   Result<std::vector<SlotState>> get_slots(std::string_view w, Time s, Time e) override {
@@ -157,4 +162,32 @@ TEST_CASE("a path's period is the one of its finest time variable") {
   CHECK(hourly.path_period(make_time(2015, 9, 13, 5, 30)) ==
         std::make_pair(make_time(2015, 9, 13, 5), make_time(2015, 9, 13, 6)));
   CHECK_FALSE(Dataset{"f", "/fixed", "", "_SUCCESS"}.path_period(kStart));
+}
+
+TEST_CASE("announcements answered as a group are checked one by one and stored in one write") {
+  World w;
+  std::vector<HttpServerRequest> requests;
+  for (const char* target : {
+           "/api/v1/datasets/day/instances?time=2015-09-13T01:00Z",
+           "/api/v1/datasets/day/instances?time=2015-09-13T02:00Z",  // the path of the one before
+           "/api/v1/datasets/nope/instances?time=2015-09-13T01:00Z",
+           "/api/v1/datasets/ext/instances?time=2015-09-13T01:00Z",
+           "/api/v1/datasets/ext/instances?time=2015-09-13T01:00:30Z",  // that minute's path
+           "/api/v1/datasets/ext/instances?time=2015-09-13T01:01Z",
+           "/api/v1/datasets/ext/instances?time=2015-09-13T01:00Z",  // again: idempotent
+       }) {
+    requests.push_back(w.request("POST", target));
+  }
+  std::vector<const HttpServerRequest*> group;
+  for (const auto& r : requests) group.push_back(&r);
+  const auto answers = w.api->handle_group(group);
+  std::vector<int> statuses;
+  for (const auto& a : answers) statuses.push_back(a.status);
+  CHECK(statuses == std::vector<int>{200, 400, 404, 200, 400, 200, 200});
+  CHECK_THAT(answers[1].body, Catch::Contains("does not tell them apart"));
+  CHECK(w.counting().announce_groups == 1);
+  CHECK(*w.db->announced_instances("ext", kStart, kNow) ==
+        std::vector<Time>{make_time(2015, 9, 13, 1), make_time(2015, 9, 13, 1, 1)});
+  CHECK(*w.db->announced_instances("day", kStart, kNow) ==
+        std::vector<Time>{make_time(2015, 9, 13, 1)});
 }

@@ -1,7 +1,9 @@
 // Issue 33: the request pool and deadline timer, the server handler's deadlines (reads, a
 // mutation's wait for the worker) and the cluster handler's refusals (forged forwards, a lease
 // that names this node).
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <future>
 #include <thread>
 
@@ -195,6 +197,59 @@ TEST_CASE("A mutation still waiting for the worker at its deadline is answered 5
   drained.get_future().wait_for(30s);
   CHECK(w.mutations == 1);
   CHECK(w.audit.statuses() == std::vector<int>{200, 503});  // both audited, as answered
+}
+
+TEST_CASE("Grouped mutations waiting for the worker together run in one call, each audited") {
+  World w;
+  std::mutex mutex;
+  std::vector<std::size_t> groups;  // the size of each call of the group handler
+  w.api->routes().add({.method = "POST",
+                       .path = "/grouped",
+                       .mutates = true,
+                       .handler = [](const auto&) { return HttpServerResponse{}; },
+                       .group_handler = [&](const std::vector<HttpServerRequest>& requests) {
+                         {
+                           std::lock_guard lock(mutex);
+                           groups.push_back(requests.size());
+                         }
+                         std::vector<HttpServerResponse> out;
+                         for (const auto& r : requests) {
+                           HttpServerResponse answer;
+                           answer.status = r.query.count("bad") ? 400 : 200;
+                           answer.body = r.target;
+                           out.push_back(answer);
+                         }
+                         return out;
+                       }});
+  SerialWorker worker;
+  DeadlineTimer timer;
+  auto handler = make_api_http_handler(*w.api, worker, {.timer = &timer, .mutation_wait = 30s});
+  auto blocking = call(handler, request_of("POST", "/api/v1/slow"));  // holds the worker
+  std::vector<std::future<HttpServerResponse>> answers;
+  for (const char* target : {"/api/v1/grouped?n=1", "/api/v1/grouped?n=2&bad=1",
+                             "/api/v1/grouped?n=3", "/api/v1/nowhere"}) {
+    answers.push_back(call(handler, request_of("POST", target)));
+  }
+  CHECK(answers[0].wait_for(100ms) == std::future_status::timeout);  // behind the slow one
+  w.gate.open();
+  std::vector<int> statuses;
+  for (auto& answer : answers) {
+    REQUIRE(answer.wait_for(30s) == std::future_status::ready);
+    const HttpServerResponse r = answer.get();
+    statuses.push_back(r.status);
+    if (r.status != 404) CHECK(r.body.find("/api/v1/grouped?n=") == 0);
+  }
+  CHECK(statuses == std::vector<int>{200, 400, 200, 404});
+  REQUIRE(blocking.wait_for(30s) == std::future_status::ready);
+  {
+    std::lock_guard lock(mutex);
+    CHECK(groups == std::vector<std::size_t>{3});  // the three waited together: one call
+  }
+  // The slow one and each grouped request are audited with their own answer (the 404 has no
+  // route: not audited).
+  auto audited = w.audit.statuses();
+  std::sort(audited.begin(), audited.end());
+  CHECK(audited == std::vector<int>{200, 200, 200, 400});
 }
 
 namespace {

@@ -20,6 +20,7 @@
 #include "celos/state_codecs.h"
 #include "celos/state_db.h"
 #include "celos/state_db_open.h"
+#include "io/file_db/file_announcements.h"
 #include "io/file_db/file_history.h"
 #include "io/file_db/packed_day.h"
 #include "io/file_db/racy_read.h"
@@ -47,6 +48,7 @@ class FileStateDatabase final : public StateDatabase {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
     markers_ = std::make_unique<RerunMarkers>(fs_, root_);
     history_ = std::make_unique<FileHistory>(fs_, root_);
+    announcements_ = std::make_unique<FileAnnouncements>(fs_, root_);
   }
 
   Result<void> check() override { return probe_ ? probe_() : Result<void>{}; }
@@ -203,98 +205,22 @@ class FileStateDatabase final : public StateDatabase {
   }
 
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
-    const std::string path = slot_path("datasets", SlotId{std::string(dataset), time});
-    auto there = fs_->exists(path);
-    if (!there) return tl::unexpected(there.error());
-    if (*there) return {};  // idempotent: keep the first announcement's stamp
-    json::object o;
-    o["announced"] = format_time(now);
-    return fs_->write(path, json::serialize(o) + "\n");
+    return announcements_->announce({{std::string(dataset), time}}, now);
   }
-
-  // A day directory is listed (and its 1,440 files of a minutely dataset stat'ed) only when its
-  // mtime changed since the last read: the API's listings and lineage read a week each time.
+  Result<void> announce_instances(const std::vector<Announcement>& all, Time now) override {
+    return announcements_->announce(all, now);
+  }
   Result<std::vector<Time>> announced_instances(std::string_view dataset, Time start,
                                                 Time end) override {
-    std::vector<Time> out;
-    const std::string id(dataset);
-    const std::string dir = fmt::format("{}/datasets/{}", root_, dataset);
-    auto days = days_between(dir, start, end);
-    if (!days) return tl::unexpected(days.error());
-    for (const FileStatus& day : *days) {
-      auto times = announced_day(id, dir, day);
-      if (!times) return tl::unexpected(times.error());
-      for (Time t : **times) {
-        if (t >= start && t < end) out.push_back(t);
-      }
-    }
-    std::sort(out.begin(), out.end());
-    return out;
+    return announcements_->announced(dataset, start, end);
   }
 
  private:
-  struct AnnouncedDay {
-    std::int64_t mtime_ns = 0;
-    std::shared_ptr<const std::vector<Time>> times;
-  };
-  // How many day directories of one dataset the announcement cache keeps (the newest).
-  static constexpr std::size_t kAnnouncedDaysCached = 32;
-
-  // The announced instances of one day directory, from the cache when it is unchanged (the
-  // racy rule of io/file_db/racy_read.h as for the slots' days).
-  Result<std::shared_ptr<const std::vector<Time>>> announced_day(const std::string& dataset,
-                                                                 const std::string& dir,
-                                                                 const FileStatus& day) {
-    const bool cacheable = day.mtime_ns != 0 && !racy_read(day.mtime_ns);
-    {
-      MutexLock lock(mutex_);
-      auto& days = announced_cache_[dataset];
-      auto it = days.find(day.name);
-      if (cacheable && it != days.end() && it->second.mtime_ns == day.mtime_ns) {
-        return it->second.times;
-      }
-    }
-    auto files = fs_->list(dir + "/" + day.name);
-    if (!files) return tl::unexpected(files.error());
-    std::vector<Time> times;
-    times.reserve(files->size());
-    for (const FileStatus& f : *files) {
-      if (f.is_directory || f.name.empty() || f.name[0] == '.') continue;
-      if (auto t = parse_time(day.name + "T" + f.name)) times.push_back(*t);
-    }
-    auto shared = std::make_shared<const std::vector<Time>>(std::move(times));
-    if (cacheable) {
-      MutexLock lock(mutex_);
-      auto& days = announced_cache_[dataset];
-      days.insert_or_assign(day.name, AnnouncedDay{day.mtime_ns, shared});
-      while (days.size() > kAnnouncedDaysCached) days.erase(days.begin());
-    }
-    return shared;
-  }
-
   struct CachedDay {
     std::int64_t mtime_ns = 0;
     bool racy = true;  // read too soon after a modification: do not reuse
     std::shared_ptr<const PackedDay> slots;
   };
-
-  // The day directories of `dir` that may hold times in [start, end); none when `dir` is missing.
-  Result<std::vector<FileStatus>> days_between(const std::string& dir, Time start, Time end) {
-    std::vector<FileStatus> out;
-    if (end <= start) return out;
-    auto days = fs_->list(dir);
-    if (!days) {
-      if (days.error().code == ErrorCode::kNotFound) return out;
-      return tl::unexpected(days.error());
-    }
-    const std::string first_day = format_day(start), last_day = format_day(end);
-    for (FileStatus& day : *days) {
-      if (day.is_directory && day.name >= first_day && day.name <= last_day) {
-        out.push_back(std::move(day));
-      }
-    }
-    return out;
-  }
 
   std::string slot_path(std::string_view area, const SlotId& id) const {
     return fmt::format("{}/{}/{}/{}/{}", root_, area, id.workflow, format_day(id.time),
@@ -378,7 +304,7 @@ class FileStateDatabase final : public StateDatabase {
   template <class F>
   Result<std::vector<std::string>> for_each_day(std::string_view workflow, Time start, Time end,
                                                 F&& f) {
-    auto days = days_between(fmt::format("{}/state/{}", root_, workflow), start, end);
+    auto days = day_directories_between(*fs_, fmt::format("{}/state/{}", root_, workflow), start, end);
     if (!days) return tl::unexpected(days.error());
     const std::string id(workflow);
     std::vector<std::string> names;
@@ -471,10 +397,9 @@ class FileStateDatabase final : public StateDatabase {
   std::function<Result<void>()> probe_;
   std::unique_ptr<RerunMarkers> markers_;
   std::unique_ptr<FileHistory> history_;
+  std::unique_ptr<FileAnnouncements> announcements_;
   Mutex mutex_;
   std::map<std::string, std::map<std::string, CachedDay>> cache_ GUARDED_BY(mutex_);
-  // by dataset, day
-  std::map<std::string, std::map<std::string, AnnouncedDay>> announced_cache_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

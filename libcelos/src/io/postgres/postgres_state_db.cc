@@ -316,13 +316,22 @@ class PostgresStateDatabase final : public StateDatabase {
   }
 
   Result<void> announce_instance(std::string_view dataset, Time time, Time now) override {
+    return announce_instances({{std::string(dataset), time}}, now);
+  }
+
+  // One transaction: one commit (one WAL flush) for the whole group.
+  Result<void> announce_instances(const std::vector<Announcement>& announcements,
+                                  Time now) override {
+    if (announcements.empty()) return {};
     return write([&](PGconn* c) -> Result<void> {
-      // Idempotent: the first announcement's stamp stays.
-      auto r = pg::exec(c,
-                        "INSERT INTO celos_announced (dataset, instance_time, announced) "
-                        "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                        {std::string(dataset), format_time(time), format_time(now)});
-      if (!r) return tl::unexpected(r.error());
+      for (const Announcement& a : announcements) {
+        // Idempotent: the first announcement's stamp stays.
+        auto r = pg::exec(c,
+                          "INSERT INTO celos_announced (dataset, instance_time, announced) "
+                          "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                          {a.dataset, format_time(a.time), format_time(now)});
+        if (!r) return tl::unexpected(r.error());
+      }
       return {};
     });
   }
