@@ -101,6 +101,8 @@ class Bench:
         self.hdfs = FakeServer("fake_webhdfs.py", "--root", self.hdfs_root, *lat) if args.hdfs else None
         self.port = free_port()
         self.server = None
+        self.server_args = []  # more celos-server options (the benchmarks built on this one)
+        self.keep_dir = False  # close() leaves the directory (the caller removes it later)
         self.cpu = {}
 
     def url(self, path):
@@ -133,7 +135,8 @@ class Bench:
         cmd = [self.args.server, "--port", str(self.port), *backoff, "--workflows",
                os.path.join(self.dir, "workflows"), "--defaults", os.path.join(self.dir, "defaults"),
                "--db", os.path.join(self.dir, "db"), "--create-db", "--logs",
-               os.path.join(self.dir, "logs"), "--io-concurrency", str(self.args.io_concurrency)]
+               os.path.join(self.dir, "logs"), "--io-concurrency", str(self.args.io_concurrency),
+               *self.server_args]
         self.log = open(os.path.join(self.dir, "server.err"), "w")
         started = time.monotonic()
         self.server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
@@ -273,7 +276,8 @@ class Bench:
         self.oozie.stop()
         if self.hdfs:
             self.hdfs.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        if not self.keep_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def main():

@@ -11,6 +11,7 @@ import datetime
 import json
 import os
 import threading
+import time
 import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -69,7 +70,7 @@ class EventSchema:
 class Collector:
     """An OpenLineage collector on 127.0.0.1: POST <any path> with a RunEvent."""
 
-    def __init__(self, port=0):
+    def __init__(self, port=0, latency_ms=0):
         self.lock = threading.Lock()
         self.events = []        # accepted, in arrival order
         self.posts = 0          # every POST received
@@ -79,6 +80,7 @@ class Collector:
         self.headers = []
         self.server = None
         self.port = port
+        self.latency = latency_ms / 1000.0  # before each answer: a real collector's round trip
         self.start()
 
     def start(self):
@@ -88,6 +90,8 @@ class Collector:
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 event = json.loads(body)
+                if outer.latency:
+                    time.sleep(outer.latency)
                 with outer.lock:
                     outer.posts += 1
                     outer.headers.append(dict(self.headers))
