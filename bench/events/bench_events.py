@@ -17,6 +17,8 @@ events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --laten
                 written; wait for RUNNING
   storm         10,000 announcements within about a second from 32 threads while another thread
                 reads /workflow-list; read latency p99 and time until every consumer RUNNING
+                (the consumers are command jobs: 10,000 of them start on this machine)
+  storm-oozie   the same with the consumers' jobs on the fake Oozie (they run elsewhere)
 Prints median and worst over the runs of each measure (client-side wall clock; polling every
 5 ms adds up to 5 ms)."""
 
@@ -153,12 +155,26 @@ def bench_file():
         s.close()
 
 
-def bench_storm(n=1000, announcements=10000):
+def oozie_wf(wid, start, oozie, fields=""):
+    return """celos.defineWorkflow({"id": %s, "schedule": celos.hourlySchedule(),
+  "schedulingStrategy": celos.serialSchedulingStrategy(), "trigger": undefined,
+  "externalService": celos.oozieExternalService({"oozie.wf.application.path": "/a",
+      "user.name": "celos"}, "%s"), "startTime": "%s", %s});
+""" % (json.dumps(wid), oozie.url("/oozie"), iso(start, False), fields)
+
+
+def bench_storm(oozie=None, n=1000, announcements=10000):
+    """With `oozie`, the consumers' jobs go to the fake Oozie (they run elsewhere, as in
+    production); without, each is a local command job (10,000 of them, on this machine)."""
     start = HOUR - datetime.timedelta(hours=12)
     defaults = {"ds.js": "".join('celos.dataset("d%d", {"path": "/tmp/celos-bench/d%d/${hour}"});\n'
                                  % (i, i) for i in range(n))}
-    files = {"w%d.js" % i: 'importDefaults("ds");\n' + command_wf(
-        "w%d" % i, start, trigger="undefined", fields='"inputs": ["d%d"],' % i) for i in range(n)}
+    def consumer(i):
+        fields = '"inputs": ["d%d"],' % i
+        if oozie:
+            return oozie_wf("w%d" % i, start, oozie, fields=fields)
+        return command_wf("w%d" % i, start, trigger="undefined", fields=fields)
+    files = {"w%d.js" % i: 'importDefaults("ds");\n' + consumer(i) for i in range(n)}
     s = server(files, defaults)
     reads, stop = [], threading.Event()
 
@@ -206,18 +222,19 @@ def main():
         for run in range(a.runs):
             for name, fn in [("announcement", lambda: bench_announcement(a.workflows, a.slots, a.samples)),
                              ("chain", bench_chain), ("oozie", lambda: bench_oozie(oozie)),
-                             ("file", bench_file), ("storm", bench_storm)]:
+                             ("file", bench_file), ("storm", bench_storm),
+                             ("storm-oozie", lambda: bench_storm(oozie))]:
                 if a.only and name not in a.only.split(","):
                     continue
                 v = fn()
                 results.setdefault(name, []).append(v)
-                print(run, name, v if name == "storm" else
+                print(run, name, v if name.startswith("storm") else
                       "p50 %.3f p99 %.3f max %.3f" % (pct(v, 50), pct(v, 99), max(v)), flush=True)
     finally:
         oozie.stop()
     print("load:", os.getloadavg())
     for name, runs in results.items():
-        if name == "storm":
+        if name.startswith("storm"):
             for k, label in enumerate(["sent in", "all stepped in", "read p99"]):
                 vals = [r[k] for r in runs]
                 print("%s %s: median %.3f s, worst %.3f s" % (name, label, statistics.median(vals), max(vals)))

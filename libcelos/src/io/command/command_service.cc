@@ -21,13 +21,13 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "celos/clock.h"
 #include "celos/dataset.h"
 #include "celos/time.h"
 #include "command_job.h"
+#include "io/command/job_launch.h"
 #include "io/job_environment.h"
 
 extern char** environ;
@@ -76,8 +76,6 @@ constexpr const char* kWrapper =
     "[ -d \"$6\" ] && { printf '%s\\n' \"$CELOS_WORKFLOW_ID\" > \"$6/.${d##*/}\" && "
     "mv -f \"$6/.${d##*/}\" \"$6/${d##*/}\"; } 2>/dev/null\n";
 
-std::string errno_text(int error) { return std::strerror(error); }
-
 using command_job::inspect_process;
 using command_job::is_running;
 using command_job::read_pid_file;
@@ -108,62 +106,6 @@ std::vector<std::string> process_environment(const SlotId& slot,
   for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
   return env;
 }
-
-// A message from the forked processes to the server: 'P' the job's pid, 'C' chdir failed,
-// 'E' exec failed (value = errno).
-struct LaunchMessage {
-  char tag;
-  int value;
-};
-
-void send(int fd, char tag, int value) {
-  const LaunchMessage message{tag, value};
-  [[maybe_unused]] auto written = ::write(fd, &message, sizeof message);
-}
-
-void close_other_descriptors(int keep) {
-  // The job must not inherit the server's sockets (a listening socket would outlive the server).
-  const auto first_kept = static_cast<unsigned>(keep);
-  if (keep >= 3 && (keep == 3 || ::close_range(3, first_kept - 1, 0) == 0) &&
-      ::close_range(first_kept + 1, ~0U, 0) == 0) {
-    return;
-  }
-  const long max_fd = ::sysconf(_SC_OPEN_MAX);
-  const int limit = max_fd > 0 && max_fd < 65536 ? static_cast<int>(max_fd) : 65536;
-  for (int fd = 3; fd < limit; ++fd) {
-    if (fd != keep) ::close(fd);
-  }
-}
-
-// In the forked children only async-signal-safe calls: the server may have other threads.
-[[noreturn]] void run_job(int report_fd, int null_fd, int out_fd, int err_fd, const char* cwd,
-                          char* const argv[], char* const envp[]) {
-  ::setsid();
-  if (::chdir(cwd) != 0) {
-    send(report_fd, 'C', errno);
-    ::_exit(127);
-  }
-  ::dup2(null_fd, 0);
-  ::dup2(out_fd, 1);
-  ::dup2(err_fd, 2);
-  close_other_descriptors(report_fd);
-  ::execve("/bin/sh", argv, envp);
-  send(report_fd, 'E', errno);
-  ::_exit(127);
-}
-
-class FdCloser {
- public:
-  explicit FdCloser(std::initializer_list<int*> fds) : fds_(fds) {}
-  ~FdCloser() {
-    for (int* fd : fds_) {
-      if (*fd >= 0) ::close(*fd);
-    }
-  }
-
- private:
-  std::vector<int*> fds_;
-};
 
 class CommandService : public ExternalService {
  public:
@@ -320,85 +262,26 @@ class CommandService : public ExternalService {
     for (const auto& [name, value] : options_.env) {
       extra[name] = replace_variables(value, inputs.variables);
     }
-    std::vector<std::string> env = process_environment(slot, extra);
-    std::vector<char*> envp;
-    for (auto& entry : env) envp.push_back(entry.data());
-    envp.push_back(nullptr);
     const auto& machine = command_job::this_machine();
-    std::vector<std::string> args = {
-        "sh",
-        "-c",
-        kWrapper,
-        "celos-job",
-        command,
-        dir,
-        machine.host,
-        machine.boot,
-        std::to_string(std::max<long long>(1, options_.heartbeat_interval.count())),
-        command_job_events_dir(options_.jobs_dir)};
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-
-    // Appended, never truncated: a second wrapper of the job (which exits at once) must not
-    // clear the first one's output.
-    const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
-    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int out_fd = ::open((dir + "/stdout").c_str(), flags, 0644);
-    int err_fd = ::open((dir + "/stderr").c_str(), flags, 0644);
-    int pipe_fds[2] = {-1, -1};
-    FdCloser closer({&null_fd, &out_fd, &err_fd, &pipe_fds[0], &pipe_fds[1]});
-    if (null_fd < 0 || out_fd < 0 || err_fd < 0) {
-      return fail(
-          fmt::format("cannot open the output files of job {}: {}", dir, errno_text(errno)));
-    }
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-      return fail(fmt::format("cannot start job {}: pipe: {}", dir, errno_text(errno)));
-    }
-    const pid_t child = ::fork();
-    if (child < 0)
-      return fail(fmt::format("cannot start job {}: fork: {}", dir, errno_text(errno)));
-    if (child == 0) {
-      // The intermediate process: its only job is to let the grandchild be adopted by init.
-      const pid_t job = ::fork();
-      if (job == 0) {
-        run_job(pipe_fds[1], null_fd, out_fd, err_fd, cwd.c_str(), argv.data(), envp.data());
+    command_job::Launch job{
+        .cwd = cwd,
+        .args = {"-c", kWrapper, "celos-job", command, dir, machine.host, machine.boot,
+                 std::to_string(std::max<long long>(1, options_.heartbeat_interval.count())),
+                 command_job_events_dir(options_.jobs_dir)},
+        .env = process_environment(slot, extra),
+        .stdout_path = dir + "/stdout",
+        .stderr_path = dir + "/stderr"};
+    auto pid = command_job::launch(job);
+    if (!pid) {
+      if (pid.error().permanent) {
+        // The job can never run (no such cwd): recorded, so that status() says failure.
+        [[maybe_unused]] auto recorded =
+            write_file_atomically(dir + "/start-error", pid.error().message + "\n");
       }
-      send(pipe_fds[1], 'P', job < 0 ? -errno : job);
-      ::_exit(0);
+      return fail(fmt::format("cannot start job {}: {}", dir, pid.error().message));
     }
-    ::close(pipe_fds[1]);
-    pipe_fds[1] = -1;
-    int wait_status = 0;
-    while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-    return read_launch_report(pipe_fds[0], dir, cwd);
-  }
-
-  Result<void> read_launch_report(int fd, const std::string& dir, const std::string& cwd) {
-    pid_t job = 0;
-    std::string problem;
-    bool permanent = false;
-    LaunchMessage message{};
-    for (;;) {
-      const ssize_t n = ::read(fd, &message, sizeof message);
-      if (n < 0 && errno == EINTR) continue;
-      if (n != static_cast<ssize_t>(sizeof message)) break;
-      if (message.tag == 'P' && message.value > 0) job = message.value;
-      if (message.tag == 'P' && message.value < 0) problem = "fork: " + errno_text(-message.value);
-      if (message.tag == 'C')
-        problem = fmt::format("cannot enter {}: {}", cwd, errno_text(message.value));
-      if (message.tag == 'E') problem = "exec /bin/sh: " + errno_text(message.value);
-      permanent = permanent || message.tag == 'C' || message.tag == 'E';
-    }
-    if (permanent) {
-      // The job can never run (no such cwd): recorded, so that status() says failure.
-      [[maybe_unused]] auto recorded = write_file_atomically(dir + "/start-error", problem + "\n");
-    }
-    if (!problem.empty()) return fail(fmt::format("cannot start job {}: {}", dir, problem));
-    if (job <= 0) return fail(fmt::format("cannot start job {}: no process", dir));
-    const command_job::ProcessInfo info = inspect_process(job);
-    return write_file_atomically(dir + "/pid", fmt::format("{} {}\n", job, info.start_ticks));
+    const command_job::ProcessInfo info = inspect_process(*pid);
+    return write_file_atomically(dir + "/pid", fmt::format("{} {}\n", *pid, info.start_ticks));
   }
 
   CommandServiceOptions options_;
