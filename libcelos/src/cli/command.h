@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "celos/cli.h"
-#include "celos/time_zone.h"
 #include "celos/error.h"
+#include "celos/time_zone.h"
 
 namespace celos::cli {
 

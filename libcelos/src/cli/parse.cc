@@ -185,8 +185,9 @@ Result<void> parse_tz(std::string_view text, Globals& globals) {
   }
   auto zone = TimeZone::load(text);
   if (!zone) {
-    return usage_error(fmt::format("--tz: \"{}\" is not UTC, an offset like +02:00 or a time zone: {}",
-                                   text, zone.error().message));
+    return usage_error(
+        fmt::format("--tz: \"{}\" is not UTC, an offset like +02:00 or a time zone: {}", text,
+                    zone.error().message));
   }
   globals.zone = std::move(*zone);
   return {};

@@ -87,8 +87,9 @@ TEST_CASE("Typed times take Z, an offset, or --tz, and reach the server in UTC")
   CHECK(bad.error().message.find("--from") == 0);
 }
 
-TEST_CASE("In a --tz zone, typed times are read at the offset in force then, DST by the schedules' "
-          "defaults") {
+TEST_CASE(
+    "In a --tz zone, typed times are read at the offset in force then, DST by the schedules' "
+    "defaults") {
   Globals paris;
   REQUIRE(parse_tz("Europe/Paris", paris));
   CHECK(*server_time("2026-07-01T06:00", paris, "T") == "2026-07-01T04:00:00.000Z");

@@ -225,9 +225,10 @@ void register_dataset_routes(RouteTable& table, const Api& api) {
              .response_schema = R"({"type":"object","properties":{"dataset":{"type":"string"},)"
                                 R"("time":{"type":"string"},"present":{"type":"boolean"}}})",
              .handler = [&api](const HttpServerRequest& r) { return post_instances(api, {r})[0]; },
-             .group_handler = [&api](const std::vector<HttpServerRequest>& group) {
-               return post_instances(api, group);
-             }});
+             .group_handler =
+                 [&api](const std::vector<HttpServerRequest>& group) {
+                   return post_instances(api, group);
+                 }});
   table.add({.method = "GET",
              .path = "/datasets/{id}/instances",
              .summary = "A dataset's instances in a range (at most 7 days), newest first",

@@ -3,8 +3,8 @@
 // that names this node).
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -207,20 +207,21 @@ TEST_CASE("Grouped mutations waiting for the worker together run in one call, ea
                        .path = "/grouped",
                        .mutates = true,
                        .handler = [](const auto&) { return HttpServerResponse{}; },
-                       .group_handler = [&](const std::vector<HttpServerRequest>& requests) {
-                         {
-                           std::lock_guard lock(mutex);
-                           groups.push_back(requests.size());
-                         }
-                         std::vector<HttpServerResponse> out;
-                         for (const auto& r : requests) {
-                           HttpServerResponse answer;
-                           answer.status = r.query.count("bad") ? 400 : 200;
-                           answer.body = r.target;
-                           out.push_back(answer);
-                         }
-                         return out;
-                       }});
+                       .group_handler =
+                           [&](const std::vector<HttpServerRequest>& requests) {
+                             {
+                               std::lock_guard lock(mutex);
+                               groups.push_back(requests.size());
+                             }
+                             std::vector<HttpServerResponse> out;
+                             for (const auto& r : requests) {
+                               HttpServerResponse answer;
+                               answer.status = r.query.count("bad") ? 400 : 200;
+                               answer.body = r.target;
+                               out.push_back(answer);
+                             }
+                             return out;
+                           }});
   SerialWorker worker;
   DeadlineTimer timer;
   auto handler = make_api_http_handler(*w.api, worker, {.timer = &timer, .mutation_wait = 30s});

@@ -109,8 +109,8 @@ tl::expected<pid_t, LaunchError> launch(const Launch& job) {
   fds.fd[1] = ::open(job.stdout_path.c_str(), flags, 0644);
   fds.fd[2] = ::open(job.stderr_path.c_str(), flags, 0644);
   if (fds.fd[0] < 0 || fds.fd[1] < 0 || fds.fd[2] < 0) {
-    return tl::unexpected(LaunchError{fmt::format("cannot open the output files: {}",
-                                                  errno_text(errno))});
+    return tl::unexpected(
+        LaunchError{fmt::format("cannot open the output files: {}", errno_text(errno))});
   }
   if (::pipe2(&fds.fd[3], O_CLOEXEC) != 0) {
     return tl::unexpected(LaunchError{"pipe: " + errno_text(errno)});

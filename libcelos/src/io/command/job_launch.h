@@ -28,7 +28,7 @@ struct Launch {
 };
 
 struct LaunchError {
-  std::string message;  // "cannot enter /x: No such file or directory", "exec /bin/sh: ..."
+  std::string message;     // "cannot enter /x: No such file or directory", "exec /bin/sh: ..."
   bool permanent = false;  // the job can never start (a missing directory, no /bin/sh)
 };
 

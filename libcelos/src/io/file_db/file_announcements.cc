@@ -75,8 +75,9 @@ Result<std::vector<Time>> FileAnnouncements::announced(std::string_view dataset,
 }
 
 // The announced instances of one day directory, from the cache when it is unchanged.
-Result<std::shared_ptr<const std::vector<Time>>> FileAnnouncements::day(
-    const std::string& dataset, const std::string& dir, const FileStatus& status) {
+Result<std::shared_ptr<const std::vector<Time>>> FileAnnouncements::day(const std::string& dataset,
+                                                                        const std::string& dir,
+                                                                        const FileStatus& status) {
   const bool cacheable = status.mtime_ns != 0 && !racy_read(status.mtime_ns);
   {
     MutexLock lock(mutex_);

@@ -34,8 +34,8 @@ class FileAnnouncements {
   [[nodiscard]] Result<void> announce(const std::vector<StateDatabase::Announcement>& all,
                                       Time now);
   // StateDatabase::announced_instances.
-  [[nodiscard]] Result<std::vector<Time>> announced(std::string_view dataset, Time start,
-                                                    Time end) EXCLUDES(mutex_);
+  [[nodiscard]] Result<std::vector<Time>> announced(std::string_view dataset, Time start, Time end)
+      EXCLUDES(mutex_);
 
  private:
   struct Day {
@@ -48,8 +48,7 @@ class FileAnnouncements {
   std::string path_of(std::string_view dataset, Time time) const;
   Result<std::shared_ptr<const std::vector<Time>>> day(const std::string& dataset,
                                                        const std::string& dir,
-                                                       const FileStatus& status)
-      EXCLUDES(mutex_);
+                                                       const FileStatus& status) EXCLUDES(mutex_);
 
   std::shared_ptr<FileSystem> fs_;
   std::string root_;

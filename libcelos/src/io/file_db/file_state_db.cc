@@ -304,7 +304,8 @@ class FileStateDatabase final : public StateDatabase {
   template <class F>
   Result<std::vector<std::string>> for_each_day(std::string_view workflow, Time start, Time end,
                                                 F&& f) {
-    auto days = day_directories_between(*fs_, fmt::format("{}/state/{}", root_, workflow), start, end);
+    auto days =
+        day_directories_between(*fs_, fmt::format("{}/state/{}", root_, workflow), start, end);
     if (!days) return tl::unexpected(days.error());
     const std::string id(workflow);
     std::vector<std::string> names;
