@@ -53,6 +53,8 @@ import argparse
 import base64
 import json
 import os
+import shutil
+import signal
 import ssl
 import sys
 import tempfile
@@ -440,7 +442,13 @@ def main():
     state = Store(args.state)
     state.latency_ms = args.latency_ms
     state.bookmark_seconds = args.bookmark_seconds
-    workdir = args.state + ".pods" if args.state else tempfile.mkdtemp(prefix="fake-kube-")
+    if args.state:
+        workdir = args.state + ".pods"
+    else:
+        workdir = tempfile.mkdtemp(prefix="fake-kube-")
+        # Its harnesses stop the fake with SIGTERM: the pods' directory goes with it (every CI
+        # run left about 30 of them in /tmp).
+        signal.signal(signal.SIGTERM, lambda *_: (shutil.rmtree(workdir, True), os._exit(0)))
     cluster = Cluster(state, workdir)
     threading.Thread(target=cluster.run, daemon=True).start()
     handler = type("KubeHandler", (Handler,), {
