@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <string_view>
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -15,8 +14,8 @@
 namespace celos::command_job {
 namespace {
 
-// The launcher, run by the spawned /bin/sh: $1 the job's shell arguments' count, then the job's
-// /bin/sh arguments. fd 3 is the report pipe, closed for the job. Reports "P <pid>" or "E <why>".
+// The launcher, run by the spawned /bin/sh: its arguments ("$@") are the job's /bin/sh arguments.
+// fd 3 is the report pipe, closed for the job. Reports "P <pid>" or "E <why>".
 constexpr const char* kLauncher =
     "command -v setsid >/dev/null 2>&1 || { echo 'E setsid (util-linux) not found' >&3; "
     "exit 0; }\n"
@@ -27,7 +26,7 @@ std::string errno_text(int error) { return std::strerror(error); }
 
 // Closes the descriptors it holds when it goes.
 struct Fds {
-  int fd[6] = {-1, -1, -1, -1, -1, -1};  // null, out, err, report read, report write, spare
+  int fd[5] = {-1, -1, -1, -1, -1};  // null, out, err, report read, report write
   ~Fds() {
     for (int f : fd) {
       if (f >= 0) ::close(f);
