@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -103,6 +104,30 @@ class FileSystem {
       whole.push_back({f.path, (old ? *old : std::string()) + f.data});
     }
     return write_files(whole);
+  }
+
+  // write_files, with `before_visible` run once the new contents are durable and before any of
+  // them replaces its path: what must be durable no later than the new files (an OpenLineage
+  // event before the slot state it describes). Its error stops the write, nothing replaced. The
+  // default runs it first; the local file system runs it after the batch's sync, which makes
+  // whatever was written to that file system before durable too, so that its own sync of data
+  // written before (sync_files) finds nothing left to do.
+  [[nodiscard]] virtual Result<void> write_files_after(
+      const std::vector<FileWrite>& files, const std::function<Result<void>()>& before_visible) {
+    if (auto first = before_visible(); !first) return first;
+    return write_files(files);
+  }
+
+  // append_files without waiting for durability: sync_files() of the paths makes the appends
+  // (and new files' names) durable later, so that one sync covers several appends, or rides on a
+  // sync the file system does anyway (write_files_after). Not durable until then: a crash may
+  // lose them. The default appends durably (and sync_files has nothing left to do).
+  [[nodiscard]] virtual Result<void> append_files_unsynced(const std::vector<FileWrite>& files) {
+    return append_files(files);
+  }
+  [[nodiscard]] virtual Result<void> sync_files(const std::vector<std::string>& paths) {
+    (void)paths;
+    return {};
   }
 
   // One file: write_files({{path, data}}).

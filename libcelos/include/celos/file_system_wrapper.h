@@ -37,6 +37,16 @@ class FileSystemWrapper : public FileSystem {
   Result<void> append_files(const std::vector<FileWrite>& files) override {
     return target_->append_files(files);
   }
+  Result<void> write_files_after(const std::vector<FileWrite>& files,
+                                 const std::function<Result<void>()>& before_visible) override {
+    return target_->write_files_after(files, before_visible);
+  }
+  Result<void> append_files_unsynced(const std::vector<FileWrite>& files) override {
+    return target_->append_files_unsynced(files);
+  }
+  Result<void> sync_files(const std::vector<std::string>& paths) override {
+    return target_->sync_files(paths);
+  }
 
  private:
   std::shared_ptr<FileSystem> target_;

@@ -13,13 +13,14 @@
 // Inputs and outputs: the workflow's datasets, each instance as {namespace of its file system
 // (hdfs://nameservice, file://host), name: the instance's path}.
 //
-// Durability (LineageSpool): the events of a write are appended to <dir>/spool.jsonl and synced
-// before the slot states are stored (SlotOutbox::prepare), and marked committed once they are
-// (settle). At start-up an entry that was prepared but never settled is kept exactly when the
-// state database shows its change stored. So a kill -9 at any moment loses no event and never
-// sends one whose change did not happen; an event's content is fixed when it is spooled, so one
-// sent twice (accepted, then a crash before its removal was recorded) is sent the same.
-// The sender (LineageSender) sends pending events oldest first, one at a time, over a
+// Durability (LineageSpool): the events of a write are appended to <dir>/spool.jsonl
+// (SlotOutbox::prepare) and synced before the slot states are visible (sync, run by the state
+// database between its sync and its renames: StateDatabase::put_slots_after), and marked
+// committed once they are stored (settle). At start-up an entry that was prepared but never settled
+// is kept exactly when the state database shows its change stored. So a kill -9 at any moment loses
+// no event and never sends one whose change did not happen; an event's content is fixed when it is
+// spooled, so one sent twice (accepted, then a crash before its removal was recorded) is sent the
+// same. The sender (LineageSender) sends pending events oldest first, one at a time, over a
 // LineageTransport; a transport error retries with back-off, a rejection (HTTP 4xx) is retried a
 // bounded number of times, then logged with the event and the answer and dropped (counted). A
 // full spool drops its oldest event (logged, counted).
@@ -107,8 +108,10 @@ class LineageSpool final : public SlotOutbox {
       LineageOptions lineage);
   ~LineageSpool() override;
 
-  // SlotOutbox: the changes' events, appended and synced; settled after the write.
+  // SlotOutbox: the changes' events, appended; synced before the write is visible; settled
+  // after it.
   [[nodiscard]] Result<std::uint64_t> prepare(const std::vector<SlotChange>& changes) override;
+  [[nodiscard]] Result<void> sync(std::uint64_t ticket) override;
   void settle(std::uint64_t ticket, bool written) override;
 
   // The oldest committed events not removed yet, at most `n`, oldest first.
@@ -130,8 +133,8 @@ class LineageSpool final : public SlotOutbox {
   LineageSpool(LineageSpoolOptions options, std::function<WorkflowConfigPtr()> config,
                LineageOptions lineage, std::unique_ptr<State> state);
   [[nodiscard]] Result<void> settle_after_crash(StateDatabase& db);
-  // Appends the buffered lines and `more`, synced.
-  [[nodiscard]] Result<void> append_locked(std::string more) REQUIRES(mutex_);
+  // Appends the buffered lines and `more`; `sync`: durable when this returns.
+  [[nodiscard]] Result<void> append_locked(std::string more, bool sync) REQUIRES(mutex_);
   [[nodiscard]] Result<void> compact_locked() REQUIRES(mutex_);
   void make_room_locked(std::size_t adding) REQUIRES(mutex_);
   void commit_locked(std::uint64_t seq) REQUIRES(mutex_);

@@ -114,21 +114,27 @@ class SchedulerListener {
 };
 
 // What is written with the slot changes that cause it (the OpenLineage spool, celos/lineage.h):
-// the step, kill and range kill call prepare() with their changes before they store them and
-// settle() after, so what a change emits is durable before the change is, and never outlives a
-// write that failed. prepare() must be quick (one durable append); its error stops the write.
-// Called on the thread that writes; writes are serialized (celos/state_db.h: one writer).
+// the step, kill and range kill call prepare() with their changes before they store them,
+// sync() while the database stores them (StateDatabase::put_slots_after: before any of the
+// states is visible) and settle() after, so what a change emits is durable before the change
+// is, and never outlives a write that failed. prepare() must be quick (an append that need not
+// be durable yet: sync() makes it so, at best riding on the database's own sync of the same
+// disk); an error of either stops the write. Called on the thread that writes; writes are
+// serialized (celos/state_db.h: one writer).
 class SlotOutbox {
  public:
   virtual ~SlotOutbox() = default;
-  // Returns a ticket for settle().
+  // Returns a ticket for sync() and settle().
   [[nodiscard]] virtual Result<std::uint64_t> prepare(const std::vector<SlotChange>& changes) = 0;
+  // Makes what prepare() wrote for `ticket` durable.
+  [[nodiscard]] virtual Result<void> sync(std::uint64_t ticket) = 0;
   // `written`: whether put_slots succeeded. When it failed some of the states may be stored all
   // the same: the outbox asks the database which.
   virtual void settle(std::uint64_t ticket, bool written) = 0;
 };
 
-// Stores the changes' new states, through `outbox` when there is one (prepare, put_slots, settle).
+// Stores the changes' new states, through `outbox` when there is one (prepare, put_slots_after
+// with sync, settle).
 [[nodiscard]] Result<void> put_changes(StateDatabase& db, SlotOutbox* outbox,
                                        const std::vector<SlotChange>& changes);
 

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,16 @@ class StateDatabase {
                                                                  Time start, Time end) = 0;
   // Stores states (any workflows), durable as a group.
   [[nodiscard]] virtual Result<void> put_slots(const std::vector<SlotState>& states) = 0;
+  // put_slots, with `before_visible` run before any of the states can be read back, by this
+  // process or after a crash: what must be durable no later than they are (the OpenLineage
+  // events a change emits, celos/lineage.h). Its error stops the write, nothing stored. The
+  // default runs it first; the file backend runs it once the new files' contents are synced, so
+  // that a sync of the same disk it asks for costs next to nothing.
+  [[nodiscard]] virtual Result<void> put_slots_after(
+      const std::vector<SlotState>& states, const std::function<Result<void>()>& before_visible) {
+    if (auto first = before_visible(); !first) return first;
+    return put_slots(states);
+  }
   // Writes a rerun marker for a slot, stamped `now`.
   [[nodiscard]] virtual Result<void> mark_rerun(const SlotId& id, Time now) = 0;
   // The slot times of a workflow that carry a rerun marker younger than kRerunMarkerLifetime

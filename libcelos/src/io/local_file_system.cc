@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <thread>
@@ -127,7 +128,13 @@ class LocalFileSystem final : public FileSystem {
   }
 
   Result<void> write_files(const std::vector<FileWrite>& all) override {
-    if (all.empty()) return {};
+    return write_files_after(all, {});
+  }
+
+  // The durable-replace recipe; `before_visible` runs between the contents' sync and the renames.
+  Result<void> write_files_after(const std::vector<FileWrite>& all,
+                                 const std::function<Result<void>()>& before_visible) override {
+    if (all.empty()) return before_visible ? before_visible() : Result<void>{};
     // A path written twice in one batch gets its last data, as if written in order.
     const auto merged = merge_by_path(all, /*append=*/false);
     const std::vector<FileWrite>& files = merged ? *merged : all;
@@ -157,6 +164,7 @@ class LocalFileSystem final : public FileSystem {
       return written;
     });
     if (created && batch) created = sync_path(temps.front(), /*whole_file_system=*/true);
+    if (created && before_visible) created = before_visible();
     if (!created) {
       cleanup();
       return created;
@@ -180,28 +188,29 @@ class LocalFileSystem final : public FileSystem {
   }
 
   Result<void> append_files(const std::vector<FileWrite>& all) override {
-    if (all.empty()) return {};
-    // One write per file with its appends in order: threads never share a file.
-    const auto merged = merge_by_path(all, /*append=*/true);
-    const std::vector<FileWrite>& files = merged ? *merged : all;
-    const bool batch = files.size() >= kSyncfsThreshold;
+    return append(all, /*sync=*/true);
+  }
+
+  Result<void> append_files_unsynced(const std::vector<FileWrite>& all) override {
+    return append(all, /*sync=*/false);
+  }
+
+  // fdatasync() of each file (its data and size) and fsync() of its directory (its name, when it
+  // is new): after a sync of the whole file system both find nothing left to write.
+  Result<void> sync_files(const std::vector<std::string>& paths) override {
     std::set<std::string> directories;
-    if (auto made = create_parents(files, batch, directories); !made) return made;
-    auto appended = for_each_index(files.size(), [&](std::size_t i) -> Result<void> {
-      const FileWrite& f = files[i];
-      struct stat st;
-      const bool is_new = ::stat(f.path.c_str(), &st) != 0;
-      const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (fd < 0) return io_error("cannot open for append", f.path, errno);
-      auto written = write_all(fd, f.data, f.path);
-      if (written && !batch && ::fdatasync(fd) != 0)
-        written = io_error("cannot sync", f.path, errno);
+    for (const std::string& path : paths) {
+      const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      if (fd < 0) return io_error("cannot open for sync", path, errno);
+      const int rc = ::fdatasync(fd);
+      const int err = errno;
       ::close(fd);
-      if (written && is_new && !batch) written = sync_path(parent_of(f.path));
-      return written;
-    });
-    if (!appended) return appended;
-    if (batch) return sync_path(files.front().path, /*whole_file_system=*/true);
+      if (rc != 0) return io_error("cannot sync", path, err);
+      directories.insert(parent_of(path));
+    }
+    for (const std::string& dir : directories) {
+      if (auto synced = sync_path(dir); !synced) return synced;
+    }
     return {};
   }
 
@@ -255,6 +264,33 @@ class LocalFileSystem final : public FileSystem {
   }
 
  private:
+  // Appends in place (O_APPEND); `sync`: durable when this returns (append_files).
+  Result<void> append(const std::vector<FileWrite>& all, bool sync) {
+    if (all.empty()) return {};
+    // One write per file with its appends in order: threads never share a file.
+    const auto merged = merge_by_path(all, /*append=*/true);
+    const std::vector<FileWrite>& files = merged ? *merged : all;
+    const bool batch = files.size() >= kSyncfsThreshold;
+    std::set<std::string> directories;
+    if (auto made = create_parents(files, batch, directories); !made) return made;
+    auto appended = for_each_index(files.size(), [&](std::size_t i) -> Result<void> {
+      const FileWrite& f = files[i];
+      struct stat st;
+      const bool is_new = ::stat(f.path.c_str(), &st) != 0;
+      const int fd = ::open(f.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (fd < 0) return io_error("cannot open for append", f.path, errno);
+      auto written = write_all(fd, f.data, f.path);
+      if (written && sync && !batch && ::fdatasync(fd) != 0)
+        written = io_error("cannot sync", f.path, errno);
+      ::close(fd);
+      if (written && sync && is_new && !batch) written = sync_path(parent_of(f.path));
+      return written;
+    });
+    if (!appended) return appended;
+    if (sync && batch) return sync_path(files.front().path, /*whole_file_system=*/true);
+    return {};
+  }
+
   // One write per path, in order of first appearance: the concatenated data (append) or the
   // last data (replace). Nothing when no path repeats (the usual batch: no copy).
   static std::optional<std::vector<FileWrite>> merge_by_path(const std::vector<FileWrite>& files,

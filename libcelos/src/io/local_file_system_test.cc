@@ -154,3 +154,47 @@ TEST_CASE("a big batch whose parent directory is a file is an error naming the d
   CHECK_THAT(written.error().message, Catch::Contains(dir / "wf-7"));
   CHECK(fs->read(dir / "wf-7").value() == "a file where a directory should be");
 }
+
+TEST_CASE("write_files_after runs its step once the contents are written, before any replaces") {
+  for (int n : {3, 40}) {  // a small batch (a sync per file) and a big one (syncfs)
+    CAPTURE(n);
+    testing::TempDir dir;
+    auto fs = make_local_file_system();
+    std::vector<FileWrite> batch;
+    for (int i = 0; i < n; ++i) batch.push_back({dir / ("d/" + std::to_string(i)), "new"});
+    REQUIRE(fs->write(dir / "d/0", "old"));
+    int temps_seen = -1;
+    std::string seen;
+    auto after = fs->write_files_after(batch, [&]() -> Result<void> {
+      temps_seen = static_cast<int>(temporary_files(dir / "d").size());
+      seen = fs->read(dir / "d/0").value();
+      return {};
+    });
+    REQUIRE(after);
+    CHECK(temps_seen == n);  // every new content written ...
+    CHECK(seen == "old");    // ... and none in place yet
+    CHECK(fs->read(dir / ("d/" + std::to_string(n - 1))).value() == "new");
+
+    auto refused =
+        fs->write_files_after({{dir / "d/0", "newer"}, {dir / "d/9", "newer"}},
+                              []() -> Result<void> { return fail("the spool cannot sync"); });
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message == "the spool cannot sync");
+    CHECK(fs->read(dir / "d/0").value() == "new");  // nothing replaced, nothing left behind
+    CHECK(temporary_files(dir / "d").empty());
+  }
+}
+
+TEST_CASE("appends without a sync are read back at once and synced later; a missing file fails") {
+  testing::TempDir dir;
+  auto fs = make_local_file_system();
+  const std::string path = dir / "spool/lines";
+  REQUIRE(fs->append_files_unsynced({{path, "a\n"}, {path, "b\n"}}));
+  REQUIRE(fs->append_files_unsynced({{path, "c\n"}}));
+  CHECK(fs->read(path).value() == "a\nb\nc\n");
+  CHECK(fs->sync_files({path}));
+  auto missing = fs->sync_files({dir / "spool/none"});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == ErrorCode::kNotFound);
+  CHECK_THAT(missing.error().message, Catch::Matchers::Contains("spool/none"));
+}

@@ -6,7 +6,10 @@
 //   {"a": seq}   aborted: its slot change was not stored
 //   {"d": seq}   done: sent, given up, or dropped from a full spool
 //
-// A "p" line is synced before the slot change is written; "c", "a" and "d" lines ride along with
+// A "p" line is durable before the slot change is visible: appended by prepare(), synced by
+// sync(), which the state database runs before it makes the change visible (after its own sync
+// of the disk, when it has one: the file database's sync of a large group carries the lines, and
+// the spool's own sync then finds nothing left to write); "c", "a" and "d" lines ride along with
 // the next sync. A "c" line lost in a crash is recovered at start-up from the stored slot: the
 // START of run R happened iff the slot's runId is R; the end of run R happened iff the slot is
 // not RUNNING with runId R (nothing can move it past that state without first syncing a later
@@ -204,7 +207,7 @@ Result<std::uint64_t> LineageSpool::prepare(const std::vector<SlotChange>& chang
   }
   if (seqs.empty()) return std::uint64_t{0};
   make_room_locked(0);
-  if (auto appended = append_locked(std::move(lines)); !appended) {
+  if (auto appended = append_locked(std::move(lines), /*sync=*/false); !appended) {
     for (std::uint64_t seq : seqs) abort_locked(seq);  // "a" lines of unknown seqs: ignored
     return fail(
         fmt::format("OpenLineage spool {}: {}", path_of(options_), appended.error().message));
@@ -212,6 +215,15 @@ Result<std::uint64_t> LineageSpool::prepare(const std::vector<SlotChange>& chang
   const std::uint64_t ticket = s.next_ticket++;
   s.tickets[ticket] = std::move(seqs);
   return ticket;
+}
+
+Result<void> LineageSpool::sync(std::uint64_t ticket) {
+  if (ticket == 0) return {};
+  MutexLock lock(mutex_);
+  if (auto synced = options_.fs->sync_files({path_of(options_)}); !synced) {
+    return fail(fmt::format("OpenLineage spool {}: {}", path_of(options_), synced.error().message));
+  }
+  return {};
 }
 
 void LineageSpool::settle(std::uint64_t ticket, bool written) {
@@ -296,14 +308,17 @@ Result<void> LineageSpool::flush() {
   State& s = *state_;
   if (s.lines > 2 * s.entries.size() + 4096) return compact_locked();
   if (s.buffered.empty()) return {};
-  return append_locked("");
+  return append_locked("", /*sync=*/true);
 }
 
-Result<void> LineageSpool::append_locked(std::string more) {
+Result<void> LineageSpool::append_locked(std::string more, bool sync) {
   State& s = *state_;
   std::string data = s.buffered + more;
   if (data.empty()) return {};
-  if (auto done = options_.fs->append_files({{path_of(options_), data}}); !done) {
+  const std::vector<FileWrite> append{{path_of(options_), data}};
+  if (auto done =
+          sync ? options_.fs->append_files(append) : options_.fs->append_files_unsynced(append);
+      !done) {
     return done;  // the buffered lines wait for the next append
   }
   s.buffered.clear();

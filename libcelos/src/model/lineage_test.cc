@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "celos/backfill.h"
+#include "celos/file_system_wrapper.h"
+#include "celos/state_db_open.h"
 #include "testing/scheduler_world.h"
 
 using namespace celos;
@@ -234,6 +236,61 @@ TEST_CASE(
   w.open();
   REQUIRE(w.events().size() == 1);
   CHECK(run_of(w.events()[0]) == *running.run_id);
+}
+
+namespace {
+// Records the spool's appends and syncs and the database's writes, in order; can refuse syncs.
+class OrderingFileSystem final : public FileSystemWrapper {
+ public:
+  using FileSystemWrapper::FileSystemWrapper;
+  std::vector<std::string> calls;
+  bool refuse_sync = false;
+
+  Result<void> append_files_unsynced(const std::vector<FileWrite>& files) override {
+    calls.push_back("append " + files.at(0).path);
+    return FileSystemWrapper::append_files_unsynced(files);
+  }
+  Result<void> sync_files(const std::vector<std::string>& paths) override {
+    calls.push_back("sync " + paths.at(0));
+    if (refuse_sync) return fail("disk full");
+    return FileSystemWrapper::sync_files(paths);
+  }
+  Result<void> write_files_after(const std::vector<FileWrite>& files,
+                                 const std::function<Result<void>()>& before_visible) override {
+    calls.push_back("write " + files.at(0).path.substr(0, files.at(0).path.find('/', 4)));
+    return FileSystemWrapper::write_files_after(files, before_visible);
+  }
+};
+}  // namespace
+
+TEST_CASE(
+    "a write's events are synced by the database's write, before its states; a failed sync "
+    "stores nothing",
+    "[lineage]") {
+  World w;  // its workflow; the database and spool below are on a recording file system
+  auto fs = std::make_shared<OrderingFileSystem>(std::make_shared<MemFileSystem>());
+  auto db = make_file_state_database(fs, "/db");
+  auto spool = LineageSpool::open(
+      {fs, "/db/lineage", 100, {}}, *db, [&] { return WorkflowConfigPtr(w.config); }, options());
+  REQUIRE(spool);
+  auto change = [](Time t) {
+    SlotState ready = SlotState::of({"wc", t}, SlotStatus::kReady);
+    SlotState running = ready.running("job").value();
+    running.run_id = new_run_id(kNow);
+    return SlotChange{ready, running, kNow, "step"};
+  };
+  fs->calls.clear();
+  REQUIRE(put_changes(*db, spool->get(), {change(kStart)}));
+  CHECK(fs->calls == std::vector<std::string>{"append /db/lineage/spool.jsonl", "write /db/state",
+                                              "sync /db/lineage/spool.jsonl"});
+  CHECK((*spool)->pending(10).size() == 1);
+
+  fs->refuse_sync = true;
+  auto refused = put_changes(*db, spool->get(), {change(kStart + hours(1))});
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Matchers::Contains("disk full"));
+  CHECK_FALSE(db->get_slot({"wc", kStart + hours(1)}).value());  // not stored ...
+  CHECK((*spool)->pending(10).size() == 1);                      // ... and no event for it
 }
 
 TEST_CASE("a full spool drops its oldest events and counts them", "[lineage]") {

@@ -360,7 +360,7 @@ Result<void> put_changes(StateDatabase& db, SlotOutbox* outbox,
   if (!outbox) return db.put_slots(states);
   auto ticket = outbox->prepare(changes);
   if (!ticket) return tl::unexpected(ticket.error());
-  auto written = db.put_slots(states);
+  auto written = db.put_slots_after(states, [&] { return outbox->sync(*ticket); });
   outbox->settle(*ticket, written.has_value());
   return written;
 }

@@ -103,6 +103,19 @@ class RecordingFileSystem final : public FileSystem {
     calls.push_back("append_files " + files.at(0).path);
     return {};
   }
+  Result<void> write_files_after(const std::vector<FileWrite>& files,
+                                 const std::function<Result<void>()>& before_visible) override {
+    calls.push_back("write_files_after " + files.at(0).path);
+    return before_visible();
+  }
+  Result<void> append_files_unsynced(const std::vector<FileWrite>& files) override {
+    calls.push_back("append_files_unsynced " + files.at(0).path);
+    return {};
+  }
+  Result<void> sync_files(const std::vector<std::string>& paths) override {
+    calls.push_back("sync_files " + paths.at(0));
+    return {};
+  }
 
  private:
   template <class T>
@@ -176,5 +189,19 @@ TEST_CASE("FileSystemWrapper forwards every method to the wrapped file system") 
   CHECK(take(inner->calls) == Calls{"file_status /s/y"});
   CHECK(wrapper.append_files({{"/p", "line\n"}}).has_value());
   CHECK(take(inner->calls) == Calls{"append_files /p"});
+  bool ran = false;
+  CHECK(wrapper
+            .write_files_after({{"/a", "data"}},
+                               [&]() -> Result<void> {
+                                 ran = true;
+                                 return {};
+                               })
+            .has_value());
+  CHECK(ran);
+  CHECK(take(inner->calls) == Calls{"write_files_after /a"});
+  CHECK(wrapper.append_files_unsynced({{"/u", "line\n"}}).has_value());
+  CHECK(take(inner->calls) == Calls{"append_files_unsynced /u"});
+  CHECK(wrapper.sync_files({"/u"}).has_value());
+  CHECK(take(inner->calls) == Calls{"sync_files /u"});
   CHECK(&wrapper.target() == inner.get());
 }

@@ -87,13 +87,18 @@ class FileStateDatabase final : public StateDatabase {
   }
 
   Result<void> put_slots(const std::vector<SlotState>& states) override {
-    if (states.empty()) return {};
+    return put_slots_after(states, [] { return Result<void>{}; });
+  }
+
+  Result<void> put_slots_after(const std::vector<SlotState>& states,
+                               const std::function<Result<void>()>& before_visible) override {
+    if (states.empty()) return before_visible();
     std::vector<FileWrite> writes;
     writes.reserve(states.size());
     for (const SlotState& s : states) {
       writes.push_back({slot_path("state", s.id), slot_state_to_json(s) + "\n"});
     }
-    auto written = fs_->write_files(writes);
+    auto written = fs_->write_files_after(writes, before_visible);
     if (written) {
       refresh_cached_days(states);
       return written;
