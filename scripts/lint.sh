@@ -2,7 +2,8 @@
 # The style checks scripts/test.sh runs after the dev build, on the C++ files a change touches
 # (the commits since CELOS_LINT_BASE, default HEAD~1, i.e. the last commit, and whatever is not
 # committed yet):
-#   1. layout: each such file is as clang-format (.clang-format) writes it, in 500 lines or fewer;
+#   1. layout: each such file is as clang-format (.clang-format) writes it, in 500 lines or fewer,
+#      each function in 60 lines or fewer (scripts/function_length.py);
 #   2. bugs: clang-tidy (.clang-tidy, a short list of bug-finding checks) on each such .cc that
 #      the dev build compiles (it reads build/dev/compile_commands.json).
 # A whole-tree tidy costs about an hour of CPU on this project, hence changed files only.
@@ -60,6 +61,13 @@ long=$(echo "$changed" | xargs -r wc -l | awk '$2 != "total" && $1 > 500 {print 
 if [ -n "$long" ]; then
   echo "lint: over 500 lines (split along a seam a reader would name):" >&2
   echo "$long" >&2
+  status=1
+fi
+
+# Functions stay within 60 lines (issue 24), tests and mains too: the changed files.
+# shellcheck disable=SC2086 # one word per file
+if ! python3 scripts/function_length.py $changed >&2; then
+  echo "lint: functions over 60 lines above (split along a seam a reader would name)" >&2
   status=1
 fi
 

@@ -94,6 +94,12 @@ class Metrics final : public SchedulerListener, public ExternalCallObserver {
   void record_limits(const StepReport& report);
   void render_limits(std::string& out) const;
   void render_backfills(std::string& out) const;
+  // Event-to-submit latencies and HTTP answers.
+  void render_events(std::string& out) const;
+  // This node: leadership, clock skew, maintenance.
+  void render_node(std::string& out) const;
+  // Dropped notifications, suppressed audits, refused webhooks, deadlines.
+  void render_incidents(std::string& out) const;
 
   std::atomic<std::uint64_t> steps_{0};
   Histogram step_duration_;

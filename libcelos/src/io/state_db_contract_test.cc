@@ -150,14 +150,10 @@ TEST_CASE("opening PostgreSQL twice migrates once") {
   CHECK((*second)->get_slot({"wf", make_time(2015, 9, 15)})->has_value());
 }
 
-TEST_CASE("a file database of the original Celos is imported into PostgreSQL in one go") {
-  std::string why_not;
-  const std::string uri = fresh_postgres_database(why_not);
-  if (uri.empty()) {
-    WARN("SKIPPED: " << why_not);
-    return;
-  }
-  testing::TempDir dir;
+namespace {
+// A file database as the original Celos left it, with a backfill plan of issue 29 (plans are
+// copied with the slots that carry their id); returns the plan.
+BackfillPlan write_original_database(const testing::TempDir& dir) {
   testing::write_text_file(dir / "state/wordcount-nyc/2015-09-15/00:00:00.000Z",
                            "{\n  \"status\" : \"SUCCESS\",\n  \"externalID\" : \"0008681-W\",\n"
                            "  \"retryCount\" : 0\n}");
@@ -168,7 +164,7 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
   testing::write_text_file(dir / "paused/wordcount-lax", "");
   testing::write_text_file(dir / "datasets/raw-logs/2015-09-15/03:00:00.000Z",
                            "{\"announced\":\"2015-09-15T03:05:00.000Z\"}\n");
-  BackfillPlan plan;  // issue 29: plans are copied with the slots that carry their id
+  BackfillPlan plan;
   plan.id = "bf-1";
   plan.workflows = {"wordcount-nyc"};
   plan.start = make_time(2015, 9, 1);
@@ -176,6 +172,19 @@ TEST_CASE("a file database of the original Celos is imported into PostgreSQL in 
   plan.total = 336;
   plan.in_flight = {SlotId{"wordcount-nyc", make_time(2015, 9, 1)}};
   testing::write_text_file(dir / "backfills/bf-1", backfill_to_json(plan));
+  return plan;
+}
+}  // namespace
+
+TEST_CASE("a file database of the original Celos is imported into PostgreSQL in one go") {
+  std::string why_not;
+  const std::string uri = fresh_postgres_database(why_not);
+  if (uri.empty()) {
+    WARN("SKIPPED: " << why_not);
+    return;
+  }
+  testing::TempDir dir;
+  const BackfillPlan plan = write_original_database(dir);
   const Time now = Time{std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::system_clock::now().time_since_epoch())};
   auto report = import_file_database(dir.path(), uri, false, now);

@@ -29,6 +29,15 @@ SlotStatus status_at(Scheduler& scheduler, Time slot) {
   return (*slots)[0].status;
 }
 
+// Polls for a file a real process writes, for at most a minute (a bound, not a timing check).
+void wait_for_file(const std::string& path) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(path)) {
+    REQUIRE(std::chrono::steady_clock::now() < give_up);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 TEST_CASE("a JavaScript workflow with a file trigger and a command goes from WAITING to SUCCESS") {
   TempDir root;
   const std::string data = root / "data";
@@ -78,14 +87,10 @@ celos.defineWorkflow({
   REQUIRE(running->status == SlotStatus::kRunning);
   REQUIRE(running->external_id);
 
-  // The job runs on its own: wait for its exit status (a bound, not a timing assertion).
+  // The job runs on its own: wait for its exit status.
   const std::string job =
       command_job_dir(options.db_dir, SlotId{"story", slot}, *running->external_id);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(job + "/exit")) {
-    REQUIRE(std::chrono::steady_clock::now() < give_up);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_for_file(job + "/exit");
   step(33);
   CHECK(status_at(scheduler, slot) == SlotStatus::kSuccess);
   CHECK(read_text_file(data + "/out/1300.count") == "3\n");

@@ -4,7 +4,6 @@
 #include <iterator>
 #include <map>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
 
 #include "celos/ui.h"
@@ -12,8 +11,6 @@
 #include "ui/details.h"
 
 namespace celos {
-
-namespace json = boost::json;
 
 namespace {
 
@@ -385,6 +382,30 @@ void render_group_heading(std::string& out, std::string_view name, std::size_t c
   fmt::format_to(std::back_inserter(out), "</th><td colspan=\"{}\"></td></tr>\n", columns);
 }
 
+// The grid's rows: the config's groups in order, then the workflows no group lists.
+void render_rows(std::string& out, const UiPage& page) {
+  std::map<std::string_view, const UiWorkflow*> by_id;
+  for (const UiWorkflow& wf : page.workflows) by_id.emplace(wf.id, &wf);
+  std::map<std::string_view, bool> listed;
+  std::vector<TileAcc> tiles;
+  const auto columns = page.grid.starts.size();
+  for (const UiGroup& group : page.config.groups) {
+    render_group_heading(out, group.name, columns);
+    for (const std::string& id : group.workflows) {
+      const auto it = by_id.find(id);
+      render_row(out, it == by_id.end() ? nullptr : it->second, id, page, tiles);
+      listed[id] = true;
+    }
+  }
+  bool heading = false;
+  for (const UiWorkflow& wf : page.workflows) {
+    if (listed.count(wf.id) != 0) continue;
+    if (!heading) render_group_heading(out, "Unlisted workflows", columns);
+    heading = true;
+    render_row(out, &wf, wf.id, page, tiles);
+  }
+}
+
 }  // namespace
 
 std::string html_escape(std::string_view text) {
@@ -392,43 +413,6 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size());
   append_escaped(out, text);
   return out;
-}
-
-Result<UiConfig> parse_ui_config(std::string_view text) {
-  boost::system::error_code ec;
-  const json::value root = json::parse(json::string_view(text.data(), text.size()), ec);
-  if (ec) return fail(fmt::format("UI config is not JSON: {}", ec.message()), ErrorCode::kInvalid);
-  if (!root.is_object()) return fail("UI config must be a JSON object", ErrorCode::kInvalid);
-  UiConfig config;
-  const json::value* groups = root.as_object().if_contains("groups");
-  if (groups == nullptr) return config;
-  if (!groups->is_array()) return fail("UI config: \"groups\" must be a list", ErrorCode::kInvalid);
-  for (const json::value& g : groups->as_array()) {
-    const json::object* obj = g.if_object();
-    const json::value* name = obj ? obj->if_contains("name") : nullptr;
-    const json::value* workflows = obj ? obj->if_contains("workflows") : nullptr;
-    if (name == nullptr || !name->is_string()) {
-      return fail("UI config: every group needs a \"name\" string", ErrorCode::kInvalid);
-    }
-    UiGroup group{std::string(name->as_string()), {}};
-    if (workflows != nullptr) {
-      if (!workflows->is_array()) {
-        return fail(
-            fmt::format("UI config: \"workflows\" of group '{}' must be a list", group.name),
-            ErrorCode::kInvalid);
-      }
-      for (const json::value& w : workflows->as_array()) {
-        if (!w.is_string()) {
-          return fail(fmt::format("UI config: group '{}' lists a workflow that is not a string",
-                                  group.name),
-                      ErrorCode::kInvalid);
-        }
-        group.workflows.emplace_back(w.as_string());
-      }
-    }
-    config.groups.push_back(std::move(group));
-  }
-  return config;
 }
 
 std::string render_ui_page(const UiPage& page) {
@@ -461,26 +445,7 @@ std::string render_ui_page(const UiPage& page) {
   render_header(out, page);
   out += "<tbody>\n";
 
-  std::map<std::string_view, const UiWorkflow*> by_id;
-  for (const UiWorkflow& wf : page.workflows) by_id.emplace(wf.id, &wf);
-  std::map<std::string_view, bool> listed;
-  std::vector<TileAcc> tiles;
-  const auto columns = page.grid.starts.size();
-  for (const UiGroup& group : page.config.groups) {
-    render_group_heading(out, group.name, columns);
-    for (const std::string& id : group.workflows) {
-      const auto it = by_id.find(id);
-      render_row(out, it == by_id.end() ? nullptr : it->second, id, page, tiles);
-      listed[id] = true;
-    }
-  }
-  bool heading = false;
-  for (const UiWorkflow& wf : page.workflows) {
-    if (listed.count(wf.id) != 0) continue;
-    if (!heading) render_group_heading(out, "Unlisted workflows", columns);
-    heading = true;
-    render_row(out, &wf, wf.id, page, tiles);
-  }
+  render_rows(out, page);
   out +=
       "</tbody></table>\n<p class=\"help\">(Click a slot for its details and to rerun a "
       "range starting there; Ctrl-click another slot of the same workflow to widen the range. "

@@ -213,6 +213,14 @@ std::string Metrics::render(const WorkflowConfig* config) const {
   render_external(out);
   render_limits(out);
   render_backfills(out);
+  render_events(out);
+  render_node(out);
+  render_incidents(out);
+  for (const auto& source : sources_) source(out);
+  return out;
+}
+
+void Metrics::render_events(std::string& out) const {
   header(out, "celos_event_to_submit_seconds", "histogram",
          "From an event (announcement, slot change, job end, file, operator) to the submission "
          "of a slot of a workflow it stepped.");
@@ -227,6 +235,9 @@ std::string Metrics::render(const WorkflowConfig* config) const {
       fmt::format_to(std::back_inserter(out), "celos_http_requests_total{{code=\"{}\"}} {}\n", code,
                      n);
   }
+}
+
+void Metrics::render_node(std::string& out) const {
   header(out, "celos_leader", "gauge", "1 if this node is the leader (schedules), else 0.");
   fmt::format_to(std::back_inserter(out), "celos_leader {}\n", is_leader_() ? 1 : 0);
   if (auto skew = clock_skew_ ? clock_skew_() : std::nullopt) {
@@ -240,6 +251,9 @@ std::string Metrics::render(const WorkflowConfig* config) const {
     fmt::format_to(std::back_inserter(out), "celos_maintenance{{mode=\"{}\"}} {}\n", to_string(m),
                    static_cast<int>(m) == mode ? 1 : 0);
   }
+}
+
+void Metrics::render_incidents(std::string& out) const {
   header(out, "celos_notifications_dropped_total", "counter",
          "Notifications that could not be queued or delivered.");
   fmt::format_to(std::back_inserter(out), "celos_notifications_dropped_total {}\n",
@@ -260,8 +274,6 @@ std::string Metrics::render(const WorkflowConfig* config) const {
          "Slots predicted to finish after their deadline, as of the last step.");
   fmt::format_to(std::back_inserter(out), "celos_deadlines_at_risk {}\n",
                  deadlines_at_risk_.load(std::memory_order_relaxed));
-  for (const auto& source : sources_) source(out);
-  return out;
 }
 
 void Metrics::add_source(std::function<void(std::string& out)> render) {

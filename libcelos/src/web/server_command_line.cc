@@ -31,9 +31,8 @@ constexpr const char* kUsage =
     "                    [--openlineage-file PATH] [--openlineage-namespace NS]\n"
     "       celos-server --import-db DIR --state-db URI [--force]\n";
 
-po::options_description describe_server_options() {
-  const ServerOptions d;
-  po::options_description options("celos-server options");
+// Where celos-server listens, what it reads and writes, how it steps and calls out.
+void add_core_options(po::options_description& options, const ServerOptions& d) {
   options.add_options()("help", "print this help and exit")(
       "version", "print the version and exit")("port", po::value<int>(),
                                                "HTTP port (required; 0 = any free port)")(
@@ -56,10 +55,14 @@ po::options_description describe_server_options() {
       "external calls of a step in flight at once, 1-1024 (default 32; 1 = one at a time)")(
       "io-timeout", po::value<std::string>(), "seconds each external call may take (default 30)")(
       "hadoop-conf", po::value<std::string>()->default_value(d.hadoop_conf_dir),
-      "Hadoop configuration directory (core-site.xml, hdfs-site.xml)")(
-      "allowed-hosts", po::value<std::string>(),
-      "host names clients may use (Host header), comma-separated; * = any "
-      "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")(
+      "Hadoop configuration directory (core-site.xml, hdfs-site.xml)");
+}
+
+// Who may call it, whom it calls back, what it keeps.
+void add_access_options(po::options_description& options, const ServerOptions& d) {
+  options.add_options()("allowed-hosts", po::value<std::string>(),
+                        "host names clients may use (Host header), comma-separated; * = any "
+                        "(default: localhost, 127.0.0.1, ::1, --host, this machine's name)")(
       "auth-tokens", po::value<std::string>(), "JSON file of bearer tokens with roles")(
       "auth-reads", "reads need a viewer token too (needs --auth-tokens)")(
       "notify-webhook", po::value<std::vector<std::string>>()->composing(),
@@ -70,7 +73,12 @@ po::options_description describe_server_options() {
       "days of audit trail kept (rolled audit.log files, rows of the PostgreSQL table), 1-36500")(
       "slurm-bin", po::value<std::string>(),
       "directory of the Slurm commands (sbatch, squeue, scontrol, scancel, sacct); "
-      "default: found in PATH")(
+      "default: found in PATH");
+}
+
+// The state database, the cluster, retention, data checks, backfills.
+void add_cluster_options(po::options_description& options, const ServerOptions& d) {
+  options.add_options()(
       "state-db", po::value<std::string>(),
       "state database: file:DIR (default: file:<db>) or postgresql://… (then --db only places "
       "the jobs directory)")("import-db", po::value<std::string>(),
@@ -90,7 +98,12 @@ po::options_description describe_server_options() {
       "missing is checked after 1, 2, 4, ... such steps, at most 10 minutes apart, and at once "
       "after an event (0 = off; default: the --autoSchedule period, off without it)")(
       "max-backfill-slots", po::value<std::string>(),
-      "the most slots one backfill plan may cover (default 1000000)")(
+      "the most slots one backfill plan may cover (default 1000000)");
+}
+
+// OpenLineage (docs/openlineage.md).
+void add_lineage_options(po::options_description& options) {
+  options.add_options()(
       "openlineage-url", po::value<std::string>(),
       "send OpenLineage run events to this collector (Marquez: http://host:5000/api/v1/lineage)")(
       "openlineage-token-file", po::value<std::string>(),
@@ -99,6 +112,15 @@ po::options_description describe_server_options() {
       "write OpenLineage run events to this file as JSON lines instead")(
       "openlineage-namespace", po::value<std::string>(),
       "the namespace of celos's OpenLineage jobs (default: --cluster-name)");
+}
+
+po::options_description describe_server_options() {
+  const ServerOptions d;
+  po::options_description options("celos-server options");
+  add_core_options(options, d);
+  add_access_options(options, d);
+  add_cluster_options(options, d);
+  add_lineage_options(options);
   return options;
 }
 

@@ -282,73 +282,81 @@ class RecordingClient final : public HttpClient {
 
 }  // namespace
 
-TEST_CASE("Forwarding: never to itself, only with the cluster's secret, forged ones refused") {
+namespace {
+// A cluster handler in front of an inner handler that counts its calls.
+struct Forwarding {
   World w;
   FakeCluster cluster;
-  auto client = std::make_shared<RecordingClient>();
+  std::shared_ptr<RecordingClient> client = std::make_shared<RecordingClient>();
   std::atomic<int> inner_calls{0};
   std::atomic<bool> peer_audited{false};
-  AsyncHttpHandler inner = [&](HttpServerRequest r, HttpResponder respond) {
-    ++inner_calls;
-    peer_audited = r.audited_by_peer;
-    respond(HttpServerResponse{});
-  };
-  auto handler =
-      make_cluster_http_handler(inner, *w.api, cluster, client, {.retry_after_seconds = 3});
-  auto post = [&](std::map<std::string, std::string> headers = {}) {
+  AsyncHttpHandler handler = make_cluster_http_handler(
+      [this](HttpServerRequest r, HttpResponder respond) {
+        ++inner_calls;
+        peer_audited = r.audited_by_peer;
+        respond(HttpServerResponse{});
+      },
+      *w.api, cluster, client, {.retry_after_seconds = 3});
+
+  auto post(std::map<std::string, std::string> headers = {}) {
     auto request = request_of("POST", "/api/v1/slow");
     request.headers = std::move(headers);
     return call(handler, std::move(request)).get();
-  };
+  }
+};
+}  // namespace
+
+TEST_CASE("Forwarding: never to itself, only with the cluster's secret, forged ones refused") {
+  Forwarding f;
   SECTION("a lease that names this node: 503 at once, with Retry-After, nothing sent") {
-    cluster.holder = ClusterLeaderInfo{"me", "http://me:1", 0, {}};
-    cluster.secret = "s3cret";
-    const auto answer = post();
+    f.cluster.holder = ClusterLeaderInfo{"me", "http://me:1", 0, {}};
+    f.cluster.secret = "s3cret";
+    const auto answer = f.post();
     CHECK(answer.status == 503);
     CHECK(error_of(answer).find("not forwarded to itself") != std::string::npos);
     CHECK(answer.headers.at("Retry-After") == "3");
-    CHECK(client->sent.empty());
-    CHECK(w.audit.statuses() == std::vector<int>{503});
+    CHECK(f.client->sent.empty());
+    CHECK(f.w.audit.statuses() == std::vector<int>{503});
   }
   SECTION("a standby forwards with its id and the secret") {
-    cluster.holder = ClusterLeaderInfo{"boss", "http://boss:1", 0, {}};
-    cluster.secret = "s3cret";
-    CHECK(post().status == 200);
-    REQUIRE(client->sent.size() == 1);
-    CHECK(client->sent[0].url == "http://boss:1/api/v1/slow");
-    const auto& h = client->sent[0].headers;
+    f.cluster.holder = ClusterLeaderInfo{"boss", "http://boss:1", 0, {}};
+    f.cluster.secret = "s3cret";
+    CHECK(f.post().status == 200);
+    REQUIRE(f.client->sent.size() == 1);
+    CHECK(f.client->sent[0].url == "http://boss:1/api/v1/slow");
+    const auto& h = f.client->sent[0].headers;
     CHECK(std::count(h.begin(), h.end(),
                      std::pair<std::string, std::string>{"X-Celos-Cluster-Secret", "s3cret"}) == 1);
     CHECK(std::count(h.begin(), h.end(),
                      std::pair<std::string, std::string>{"X-Celos-Forwarded", "me"}) == 1);
   }
   SECTION("without the secret yet a standby does not forward") {
-    cluster.holder = ClusterLeaderInfo{"boss", "http://boss:1", 0, {}};
-    CHECK(post().status == 503);
-    CHECK(client->sent.empty());
+    f.cluster.holder = ClusterLeaderInfo{"boss", "http://boss:1", 0, {}};
+    CHECK(f.post().status == 503);
+    CHECK(f.client->sent.empty());
   }
   SECTION("the leader takes a forward with the secret as audited by the peer") {
-    cluster.leading = true;
-    cluster.secret = "s3cret";
-    CHECK(post({{"x-celos-forwarded", "peer"}, {"x-celos-cluster-secret", "s3cret"}}).status ==
+    f.cluster.leading = true;
+    f.cluster.secret = "s3cret";
+    CHECK(f.post({{"x-celos-forwarded", "peer"}, {"x-celos-cluster-secret", "s3cret"}}).status ==
           200);
-    CHECK(inner_calls == 1);
-    CHECK(peer_audited);
+    CHECK(f.inner_calls == 1);
+    CHECK(f.peer_audited);
     SECTION("and refuses one without it, or with another, auditing the refusal") {
       for (const char* sent : {"", "s3creT", "s3cret2"}) {
         std::map<std::string, std::string> headers{{"x-celos-forwarded", "peer"}};
         if (*sent) headers["x-celos-cluster-secret"] = sent;
-        const auto answer = post(headers);
+        const auto answer = f.post(headers);
         CHECK(answer.status == 403);
         CHECK(error_of(answer).find("secret") != std::string::npos);
       }
-      CHECK(inner_calls == 1);
-      CHECK(w.audit.statuses() == std::vector<int>{403, 403, 403});
+      CHECK(f.inner_calls == 1);
+      CHECK(f.w.audit.statuses() == std::vector<int>{403, 403, 403});
     }
   }
   SECTION("a cluster of one (no secret) refuses every forward") {
-    cluster.leading = true;
-    CHECK(post({{"x-celos-forwarded", "me"}, {"x-celos-cluster-secret", ""}}).status == 403);
-    CHECK(inner_calls == 0);
+    f.cluster.leading = true;
+    CHECK(f.post({{"x-celos-forwarded", "me"}, {"x-celos-cluster-secret", ""}}).status == 403);
+    CHECK(f.inner_calls == 0);
   }
 }

@@ -205,45 +205,52 @@ TEST_CASE("a Job celos created or resumed is not answered until the cache shows 
   CHECK(cache.awaited() == 0);
 }
 
+namespace {
+// The jobs a watch's handlers were told of: name -> uid.
+struct SeenJobs {
+  Mutex mutex;
+  std::map<std::string, std::string> jobs GUARDED_BY(mutex);
+
+  std::map<std::string, std::string> copy() {
+    MutexLock lock(mutex);
+    return jobs;
+  }
+  WatchHandlers handlers() {
+    return {[this](std::vector<json::value> items) {
+              MutexLock lock(mutex);
+              jobs.clear();
+              for (const auto& item : items) jobs[name_of(item)] = uid_of(item);
+            },
+            [this](std::string_view type, const json::value& object) {
+              MutexLock lock(mutex);
+              if (type == "DELETED") {
+                jobs.erase(name_of(object));
+              } else {
+                jobs[name_of(object)] = uid_of(object);
+              }
+            }};
+  }
+};
+}  // namespace
+
 TEST_CASE("a watch lists, follows events, relists after a 410, rewatches after a drop") {
   ManualClock clock;
   auto kube = std::make_shared<ScriptedKube>();
   kube->set_items({job("a", "u1", kActive)}, "10");
-  Mutex mutex;
-  std::map<std::string, std::string> seen;  // name -> uid
-  int replaced = 0;
-  auto seen_copy = [&] {
-    MutexLock lock(mutex);
-    return seen;
-  };
+  SeenJobs seen;
   KubeWatch watch(api_for(kube, clock), "/apis/batch/v1/namespaces/etl/jobs",
-                  "labelSelector=celos.workflow",
-                  WatchHandlers{[&](std::vector<json::value> items) {
-                                  MutexLock lock(mutex);
-                                  seen.clear();
-                                  ++replaced;
-                                  for (const auto& item : items) seen[name_of(item)] = uid_of(item);
-                                },
-                                [&](std::string_view type, const json::value& object) {
-                                  MutexLock lock(mutex);
-                                  if (type == "DELETED") {
-                                    seen.erase(name_of(object));
-                                  } else {
-                                    seen[name_of(object)] = uid_of(object);
-                                  }
-                                }},
-                  clock);
+                  "labelSelector=celos.workflow", seen.handlers(), clock);
   CHECK_FALSE(watch.live());
   watch.start();
   REQUIRE(eventually([&] { return watch.live(); }));
-  CHECK(seen_copy() == std::map<std::string, std::string>{{"a", "u1"}});
+  CHECK(seen.copy() == std::map<std::string, std::string>{{"a", "u1"}});
   CHECK(kube->urls().back().find("watch=1&resourceVersion=10&allowWatchBookmarks=true") !=
         std::string::npos);
 
   kube->push(event("ADDED", job("b", "u2", kActive)));
   kube->push(event("DELETED", job("a", "u1", kActive)));
   REQUIRE(eventually([&] {
-    return seen_copy() == std::map<std::string, std::string>{{"b", "u2"}};
+    return seen.copy() == std::map<std::string, std::string>{{"b", "u2"}};
   }));
   kube->push(R"({"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"42"}}})");
 
@@ -251,7 +258,7 @@ TEST_CASE("a watch lists, follows events, relists after a 410, rewatches after a
   kube->set_items({job("c", "u3", kActive)}, "50");
   kube->push(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
   REQUIRE(eventually([&] { return watch.lists() == 2 && watch.live(); }));
-  CHECK(seen_copy() == std::map<std::string, std::string>{{"c", "u3"}});
+  CHECK(seen.copy() == std::map<std::string, std::string>{{"c", "u3"}});
   CHECK(kube->urls().back().find("resourceVersion=50") != std::string::npos);
 
   // A dropped connection: not live (the service lists), a back-off on the clock, then a watch
