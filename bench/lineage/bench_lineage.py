@@ -6,7 +6,8 @@
 
 N hourly workflows, each reading one dataset and writing another (celos.dataset on the local
 file system), run on the fake Oozie of test/hadoop; the OpenLineage collector is the fake of
-test/openlineage (collector.py), answering every POST after --latency-ms, as the fake Oozie does.
+test/openlineage (collector.py) in a process of its own, as a real collector is not in the
+benchmark's, answering every POST after --latency-ms, as the fake Oozie does.
 celos-server runs on a fresh --db without a collector ("off") and with --openlineage-url
 ("on"), alternating, --pairs times each. In each server's life, after a first step that writes
 the 24 slots of the window, --runs cycles of three steps are measured through
@@ -28,15 +29,17 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "scale"))
 sys.path.insert(0, os.path.join(ROOT, "test", "openlineage"))
 from bench_scale import Bench  # noqa: E402
-from collector import Collector  # noqa: E402
+COLLECTOR = os.path.join(ROOT, "test", "openlineage", "collector.py")
 
 START = "2015-09-19T01:00Z"  # the 24 slots before bench_scale's NOW (2015-09-20T00:30Z)
 KINDS = ("submit", "status", "success")
@@ -70,6 +73,7 @@ class LineageBench(Bench):
         self.keep_dir = True
         if collector:
             self.server_args = ["--openlineage-url", collector.url]
+            self.extra_pids = {"collector": collector.process.pid}
 
     def write_workflows(self):
         wdir = os.path.join(self.dir, "workflows")
@@ -96,9 +100,28 @@ class LineageBench(Bench):
     def drained(self, expected, timeout=600):
         """Seconds from now until the collector has `expected` events (or the timeout)."""
         started = time.monotonic()
-        while len(self.collector.accepted()) < expected and time.monotonic() - started < timeout:
+        while self.collector.accepted() < expected and time.monotonic() - started < timeout:
             time.sleep(0.1)
         return time.monotonic() - started
+
+
+class CollectorProcess:
+    """test/openlineage/collector.py in a process of its own (its CPU counted apart)."""
+
+    def __init__(self, latency_ms):
+        self.process = subprocess.Popen(
+            [sys.executable, COLLECTOR, "--latency-ms", str(latency_ms)], stdout=subprocess.PIPE)
+        port = int(self.process.stdout.readline())
+        self.base = "http://127.0.0.1:%d" % port
+        self.url = self.base + "/api/v1/lineage"
+
+    def accepted(self):
+        with urllib.request.urlopen(self.base + "/_accepted", timeout=10) as answer:
+            return json.loads(answer.read())["accepted"]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
 
 
 def summary(values):
@@ -112,7 +135,7 @@ def run_pairs(args):
     try:
         for pair in range(args.pairs):
             for mode in ("off", "on"):
-                collector = Collector(latency_ms=args.latency_ms) if mode == "on" else None
+                collector = CollectorProcess(args.latency_ms) if mode == "on" else None
                 bench = LineageBench(args, collector)
                 try:
                     for kind, values in bench.measure().items():
@@ -121,7 +144,7 @@ def run_pairs(args):
                         # first step: nothing runs yet; each cycle: N STARTs and N COMPLETEs
                         expected = 2 * args.n * args.runs
                         wait = bench.drained(expected)
-                        delivery.append({"events": len(collector.accepted()), "expected": expected,
+                        delivery.append({"events": collector.accepted(), "expected": expected,
                                          "after_last_step_s": round(wait, 1)})
                 finally:
                     bench.close()

@@ -156,6 +156,7 @@ class Bench:
         kept in self.cpu[name] (2 cores are shared by all of them), and with --profile DIR
         celos-server is recorded by `perf record -g` during the step."""
         pids = {"celos": self.server.pid, "oozie": self.oozie.process.pid}
+        pids.update(getattr(self, "extra_pids", {}))  # a subclass's own fakes
         if self.hdfs:
             pids["webhdfs"] = self.hdfs.process.pid
         before = {k: cpu_s(p) for k, p in pids.items()}

@@ -10,6 +10,7 @@ rejects an event)."""
 import datetime
 import json
 import os
+import socket
 import threading
 import time
 import warnings
@@ -78,6 +79,7 @@ class Collector:
         self.reject = None      # answer 400 to the events this predicate is true of
         self.rejected = []      # the run ids of the events answered 400
         self.headers = []
+        self.connections = set()  # open (kept-alive) connections
         self.server = None
         self.port = port
         self.latency = latency_ms / 1000.0  # before each answer: a real collector's round trip
@@ -87,6 +89,18 @@ class Collector:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as Marquez's Jetty does
+
+            def setup(self):
+                super().setup()
+                with outer.lock:
+                    outer.connections.add(self.connection)
+
+            def finish(self):
+                with outer.lock:
+                    outer.connections.discard(self.connection)
+                super().finish()
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 event = json.loads(body)
@@ -108,6 +122,14 @@ class Collector:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
+            def do_GET(self):  # what a benchmark in another process asks: {"accepted": n}
+                with outer.lock:
+                    body = json.dumps({"accepted": len(outer.events)}).encode()
+                self.send_response(200 if self.path == "/_accepted" else 404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
             def log_message(self, *args):
                 pass
 
@@ -122,6 +144,12 @@ class Collector:
         """Closes the socket: connections are refused until start() (same port)."""
         self.server.shutdown()
         self.server.server_close()
+        with self.lock:  # and the kept-alive connections: a collector that is down answers none
+            for connection in self.connections:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def fail_next(self, n):
         """The next n POSTs are answered 503."""
@@ -151,3 +179,13 @@ def runs_of(events, test):
             test.assertFalse(others, "run %s: %s and %s" % (e["run"]["runId"], kind, others))
         run[kind] = e
     return runs
+
+
+if __name__ == "__main__":
+    # A collector in a process of its own (bench/lineage): prints its port, serves until killed.
+    import argparse
+    parser = argparse.ArgumentParser(description="a fake OpenLineage collector")
+    parser.add_argument("--latency-ms", type=int, default=0)
+    collector = Collector(latency_ms=parser.parse_args().latency_ms)
+    print(collector.port, flush=True)
+    threading.Event().wait()
