@@ -97,6 +97,11 @@ int replay_bench(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--workflows")) options.workflows = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--days")) options.days = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seed")) options.seed = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--step-minutes")) options.step_minutes = std::atoi(argv[i + 1]);
+  }
+  if (options.step_minutes < 1 || options.workflows < 1 || options.days < 1) {
+    std::fprintf(stderr, "replay: --step-minutes, --workflows and --days must be at least 1\n");
+    return 2;
   }
   const ReplayFigures f = run_replay(options);
   const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
@@ -110,8 +115,17 @@ int replay_bench(int argc, char** argv) {
       "misses flagged AT_RISK >= 15 min before the deadline: %ld of %ld = %.1f %% "
       "(target >= 80 %%)\n",
       f.missed_flagged, f.missed, pct(f.missed_flagged, f.missed));
+  std::printf("  flagged later: %ld; never flagged: %ld\n", f.missed_flagged_late,
+              f.missed - f.missed_flagged - f.missed_flagged_late);
+  std::printf(
+      "  not flagged in time, by status when missed: WAITING %ld, READY %ld, RUNNING %ld, other "
+      "%ld\n",
+      f.unflagged_by_status[0], f.unflagged_by_status[1], f.unflagged_by_status[2],
+      f.unflagged_by_status[3]);
   std::printf("AT_RISK flags that ended on time: %ld of %ld = %.1f %% (target <= 10 %%)\n",
               f.flagged_on_time, f.flagged, pct(f.flagged_on_time, f.flagged));
+  std::printf("  of which flagged less than 15 min before the deadline: %ld\n",
+              f.flagged_on_time_late);
   const char* names[] = {"WAITING", "READY", "RUNNING"};
   for (int k = 0; k < 3; ++k) {
     std::printf("  first flagged while %s: %ld, of which on time %ld\n", names[k],
@@ -128,6 +142,6 @@ int main(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "step")) return step_bench(argc, argv);
   std::fprintf(stderr,
                "usage: celos_deadline_bench step [N...] [--dir DIR] [--steps K] | "
-               "replay [--workflows N] [--days D] [--seed S]\n");
+               "replay [--workflows N] [--days D] [--seed S] [--step-minutes M]\n");
   return 2;
 }

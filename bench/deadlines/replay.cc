@@ -98,6 +98,7 @@ struct Outcomes final : SchedulerListener {
   std::map<SlotId, SlotStatus> flagged_as;  // the slot's status then
   std::map<SlotId, Time> deadline;
   std::map<SlotId, bool> missed;
+  std::map<SlotId, SlotStatus> missed_as;  // the slot's status when it was judged MISSED
   void on_slot_changes(const std::vector<SlotChange>& changes) override {
     for (const SlotChange& c : changes) {
       if (c.to.deadline) deadline[c.to.id] = *c.to.deadline;
@@ -106,10 +107,27 @@ struct Outcomes final : SchedulerListener {
       if (c.to.deadline_state == DeadlineState::kAtRisk && at_risk.emplace(c.to.id, c.at).second) {
         flagged_as[c.to.id] = c.to.status;
       }
-      if (c.to.deadline_state == DeadlineState::kMissed) missed[c.to.id] = true;
+      if (c.to.deadline_state == DeadlineState::kMissed) {
+        missed[c.to.id] = true;
+        missed_as[c.to.id] = c.to.status;
+      }
     }
   }
 };
+
+// WAITING 0, READY 1, RUNNING 2, any other 3 (the figures' arrays).
+int status_index(SlotStatus s) {
+  switch (s) {
+    case SlotStatus::kWaiting:
+      return 0;
+    case SlotStatus::kReady:
+      return 1;
+    case SlotStatus::kRunning:
+      return 2;
+    default:
+      return 3;
+  }
+}
 
 ReplayFigures count(const Outcomes& o, Time from, Time to) {
   ReplayFigures f;
@@ -119,14 +137,17 @@ ReplayFigures count(const Outcomes& o, Time from, Time to) {
     const bool missed = o.missed.count(id) > 0;
     auto flag = o.at_risk.find(id);
     if (missed) ++f.missed;
-    if (missed && flag != o.at_risk.end() && flag->second <= deadline - minutes(15)) {
-      ++f.missed_flagged;
+    if (missed && flag != o.at_risk.end()) {
+      ++(flag->second <= deadline - minutes(15) ? f.missed_flagged : f.missed_flagged_late);
+    }
+    if (missed && (flag == o.at_risk.end() || flag->second > deadline - minutes(15))) {
+      ++f.unflagged_by_status[status_index(o.missed_as.at(id))];
     }
     if (flag != o.at_risk.end()) {
       ++f.flagged;
       if (!missed) ++f.flagged_on_time;
-      const SlotStatus as = o.flagged_as.at(id);
-      const int k = as == SlotStatus::kWaiting ? 0 : as == SlotStatus::kReady ? 1 : 2;
+      if (!missed && flag->second > deadline - minutes(15)) ++f.flagged_on_time_late;
+      const int k = status_index(o.flagged_as.at(id));
       ++f.flagged_by_status[k];
       if (!missed) ++f.on_time_by_status[k];
     }

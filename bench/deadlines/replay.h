@@ -15,14 +15,19 @@ struct ReplayOptions {
 };
 
 struct ReplayFigures {
-  long slots = 0;            // slots with a deadline in the counted days
-  long missed = 0;           // of which MISSED
-  long missed_flagged = 0;   // MISSED slots flagged AT_RISK at least 15 min before the deadline
-  long flagged = 0;          // slots flagged AT_RISK
-  long flagged_on_time = 0;  // of which MET
+  long slots = 0;                // slots with a deadline in the counted days
+  long missed = 0;               // of which MISSED
+  long missed_flagged = 0;       // MISSED slots flagged AT_RISK at least 15 min before the deadline
+  long missed_flagged_late = 0;  // MISSED slots first flagged less than 15 min before it
+  long flagged = 0;              // slots flagged AT_RISK
+  long flagged_on_time = 0;      // of which MET
+  long flagged_on_time_late = 0;  // of which first flagged less than 15 min before the deadline
   // The same two counts by the slot's status when first flagged: WAITING, READY, RUNNING.
-  long flagged_by_status[3] = {0, 0, 0};
-  long on_time_by_status[3] = {0, 0, 0};
+  long flagged_by_status[4] = {0, 0, 0, 0};  // [3]: never (AT_RISK only while not final)
+  long on_time_by_status[4] = {0, 0, 0, 0};
+  // Misses not flagged in time, by the slot's status when judged MISSED: WAITING, READY, RUNNING,
+  // other.
+  long unflagged_by_status[4] = {0, 0, 0, 0};
   long steps = 0;
   double step_ms_median = 0, step_ms_worst = 0;
 };
