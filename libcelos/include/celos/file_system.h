@@ -109,9 +109,9 @@ class FileSystem {
   // write_files, with `before_visible` run once the new contents are durable and before any of
   // them replaces its path: what must be durable no later than the new files (an OpenLineage
   // event before the slot state it describes). Its error stops the write, nothing replaced. The
-  // default runs it first; the local file system runs it after the batch's sync, which makes
-  // whatever was written to that file system before durable too, so that its own sync of data
-  // written before (sync_files) finds nothing left to do.
+  // default runs it first; the local file system runs it after the files' sync, which for a
+  // large batch is a sync of the whole file system: that makes whatever was written to it before
+  // durable too, so that a sync of such data (sync_files) then finds nothing left to do.
   [[nodiscard]] virtual Result<void> write_files_after(
       const std::vector<FileWrite>& files, const std::function<Result<void>()>& before_visible) {
     if (auto first = before_visible(); !first) return first;
