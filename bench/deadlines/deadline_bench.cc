@@ -116,7 +116,7 @@ int replay_bench(int argc, char** argv) {
       "(target >= 80 %%)\n",
       f.missed_flagged, f.missed, pct(f.missed_flagged, f.missed));
   std::printf("  flagged later: %ld; never flagged: %ld\n", f.missed_flagged_late,
-              f.missed - f.missed_flagged - f.missed_flagged_late);
+              f.missed_never_flagged);
   std::printf(
       "  not flagged in time, by status when missed: WAITING %ld, READY %ld, RUNNING %ld, other "
       "%ld\n",

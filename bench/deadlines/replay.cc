@@ -97,8 +97,7 @@ struct Outcomes final : SchedulerListener {
   std::map<SlotId, Time> at_risk;           // when first flagged
   std::map<SlotId, SlotStatus> flagged_as;  // the slot's status then
   std::map<SlotId, Time> deadline;
-  std::map<SlotId, bool> missed;
-  std::map<SlotId, SlotStatus> missed_as;  // the slot's status when it was judged MISSED
+  std::map<SlotId, SlotStatus> missed;  // the slot's status when it was judged MISSED
   void on_slot_changes(const std::vector<SlotChange>& changes) override {
     for (const SlotChange& c : changes) {
       if (c.to.deadline) deadline[c.to.id] = *c.to.deadline;
@@ -107,10 +106,7 @@ struct Outcomes final : SchedulerListener {
       if (c.to.deadline_state == DeadlineState::kAtRisk && at_risk.emplace(c.to.id, c.at).second) {
         flagged_as[c.to.id] = c.to.status;
       }
-      if (c.to.deadline_state == DeadlineState::kMissed) {
-        missed[c.to.id] = true;
-        missed_as[c.to.id] = c.to.status;
-      }
+      if (c.to.deadline_state == DeadlineState::kMissed) missed[c.to.id] = c.to.status;
     }
   }
 };
@@ -134,19 +130,20 @@ ReplayFigures count(const Outcomes& o, Time from, Time to) {
   for (const auto& [id, deadline] : o.deadline) {
     if (id.time < from || id.time >= to) continue;
     ++f.slots;
-    const bool missed = o.missed.count(id) > 0;
+    const auto miss = o.missed.find(id);
+    const bool missed = miss != o.missed.end();
     auto flag = o.at_risk.find(id);
-    if (missed) ++f.missed;
-    if (missed && flag != o.at_risk.end()) {
-      ++(flag->second <= deadline - minutes(15) ? f.missed_flagged : f.missed_flagged_late);
+    const bool flagged = flag != o.at_risk.end();
+    const bool in_time = flagged && flag->second <= deadline - minutes(15);
+    if (missed) {
+      ++f.missed;
+      ++(in_time ? f.missed_flagged : flagged ? f.missed_flagged_late : f.missed_never_flagged);
+      if (!in_time) ++f.unflagged_by_status[status_index(miss->second)];
     }
-    if (missed && (flag == o.at_risk.end() || flag->second > deadline - minutes(15))) {
-      ++f.unflagged_by_status[status_index(o.missed_as.at(id))];
-    }
-    if (flag != o.at_risk.end()) {
+    if (flagged) {
       ++f.flagged;
       if (!missed) ++f.flagged_on_time;
-      if (!missed && flag->second > deadline - minutes(15)) ++f.flagged_on_time_late;
+      if (!missed && !in_time) ++f.flagged_on_time_late;
       const int k = status_index(o.flagged_as.at(id));
       ++f.flagged_by_status[k];
       if (!missed) ++f.on_time_by_status[k];

@@ -19,8 +19,9 @@ struct ReplayFigures {
   long missed = 0;               // of which MISSED
   long missed_flagged = 0;       // MISSED slots flagged AT_RISK at least 15 min before the deadline
   long missed_flagged_late = 0;  // MISSED slots first flagged less than 15 min before it
-  long flagged = 0;              // slots flagged AT_RISK
-  long flagged_on_time = 0;      // of which MET
+  long missed_never_flagged = 0;
+  long flagged = 0;               // slots flagged AT_RISK
+  long flagged_on_time = 0;       // of which MET
   long flagged_on_time_late = 0;  // of which first flagged less than 15 min before the deadline
   // The same two counts by the slot's status when first flagged: WAITING, READY, RUNNING.
   long flagged_by_status[4] = {0, 0, 0, 0};  // [3]: never (AT_RISK only while not final)

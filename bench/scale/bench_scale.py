@@ -103,6 +103,7 @@ class Bench:
         self.server = None
         self.server_args = []  # more celos-server options (the benchmarks built on this one)
         self.keep_dir = False  # close() leaves the directory (the caller removes it later)
+        self.extra_pids = {}  # more processes whose CPU a step counts: {name: pid}
         self.cpu = {}
 
     def url(self, path):
@@ -156,7 +157,7 @@ class Bench:
         kept in self.cpu[name] (2 cores are shared by all of them), and with --profile DIR
         celos-server is recorded by `perf record -g` during the step."""
         pids = {"celos": self.server.pid, "oozie": self.oozie.process.pid}
-        pids.update(getattr(self, "extra_pids", {}))  # a subclass's own fakes
+        pids.update(self.extra_pids)
         if self.hdfs:
             pids["webhdfs"] = self.hdfs.process.pid
         before = {k: cpu_s(p) for k, p in pids.items()}

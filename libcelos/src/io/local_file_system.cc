@@ -195,17 +195,12 @@ class LocalFileSystem final : public FileSystem {
     return append(all, /*sync=*/false);
   }
 
-  // fdatasync() of each file (its data and size) and fsync() of its directory (its name, when it
-  // is new): after a sync of the whole file system both find nothing left to write.
+  // fsync() of each file and of its directory (its name, when it is new): after a sync of the
+  // whole file system both find nothing left to write.
   Result<void> sync_files(const std::vector<std::string>& paths) override {
     std::set<std::string> directories;
     for (const std::string& path : paths) {
-      const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-      if (fd < 0) return io_error("cannot open for sync", path, errno);
-      const int rc = ::fdatasync(fd);
-      const int err = errno;
-      ::close(fd);
-      if (rc != 0) return io_error("cannot sync", path, err);
+      if (auto synced = sync_path(path); !synced) return synced;
       directories.insert(parent_of(path));
     }
     for (const std::string& dir : directories) {
