@@ -165,7 +165,7 @@ bool local_times_match(const CronExpression& e, const TimeZone& zone,
   return true;
 }
 
-std::string describe(const std::vector<ScheduledTime>& slots) {
+std::string describe_slots(const std::vector<ScheduledTime>& slots) {
   std::string out;
   for (const auto& s : slots)
     out += format_time(s.time) + "/" + std::string(to_string(s.rule)) + " ";
@@ -193,8 +193,8 @@ void check_one(const CronExpression& e, const TimeZone& zone, DstRule rule, cons
   }
   const auto expected = reference(e, zone, rule, w.start, w.end);
   if (*got != expected) {
-    return report.failures.push_back(where() + ": got " + describe(*got) + "expected " +
-                                     describe(expected));
+    return report.failures.push_back(where() + ": got " + describe_slots(*got) + "expected " +
+                                     describe_slots(expected));
   }
   if (!local_times_match(e, zone, *got)) {
     report.failures.push_back(where() + ": a slot's local time does not match the expression");

@@ -12,7 +12,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kCiUsage =
     "Usage: celos-ci --mode deploy|undeploy --workflowName NAME --target URL\n"
     "                [--deployDir DIR] [--hdfsRoot PATH] [--accept-new-host-key] [--plan]\n"
     "\n"
@@ -109,7 +109,7 @@ Result<CiCommandLine> parse_ci_command_line(int argc, const char* const* argv) {
   CiCommandLine result;
   if (vm.count("help")) {
     std::ostringstream help;
-    help << kUsage << "\n" << description;
+    help << kCiUsage << "\n" << description;
     result.help = help.str();
     return result;
   }

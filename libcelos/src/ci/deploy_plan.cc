@@ -27,7 +27,9 @@ Result<std::map<std::string, std::string>> read_defaults(FileSystem& fs, const s
   return out;
 }
 
-std::string parent_of(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
+std::string deploy_parent(const std::string& path) {
+  return path.substr(0, path.find_last_of('/'));
+}
 
 }  // namespace
 
@@ -35,7 +37,7 @@ Result<bool> plan_deploy(const DeployPlan& plan, const Deployment& deployment, T
                          DeployReporter& reporter) {
   const std::string file = plan.workflow_name + ".js";
   WorkflowFiles deployed;
-  auto defaults = read_defaults(*plan.defaults_fs, parent_of(plan.defaults_js_path));
+  auto defaults = read_defaults(*plan.defaults_fs, deploy_parent(plan.defaults_js_path));
   if (!defaults) return tl::unexpected(defaults.error());
   deployed.defaults = std::move(*defaults);
   auto current = plan.workflows_fs->read(plan.workflow_js_path);

@@ -23,7 +23,7 @@ struct RangeRequest {
   bool range = false;  // --from/--to rather than one slot
 };
 
-Result<RangeRequest> range_request(const Context& ctx, const Args& args, std::string verb) {
+Result<RangeRequest> range_args(const Context& ctx, const Args& args, std::string verb) {
   RangeRequest r{verb, "/api/v1/" + verb, {{"id", args.positional[0]}}};
   const bool from = args.value("--from") != nullptr, to = args.value("--to") != nullptr;
   if (args.positional.size() == 2) {
@@ -91,7 +91,7 @@ std::string confirm_command(const RangeRequest& r) {
 }
 
 Outcome run_range(Context& ctx, const Args& args, const std::string& verb) {
-  auto r = range_request(ctx, args, verb);
+  auto r = range_args(ctx, args, verb);
   if (!r) return tl::unexpected(r.error());
   if (!r->range && !args.has("--dry-run")) {
     auto answer = post(ctx, r->route, r->params);

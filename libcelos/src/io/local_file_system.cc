@@ -40,7 +40,7 @@ tl::unexpected<Error> io_error(std::string_view what, const std::string& path, i
               err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kFailed);
 }
 
-std::string parent_of(const std::string& path) {
+std::string parent_dir(const std::string& path) {
   const auto slash = path.rfind('/');
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
@@ -152,7 +152,7 @@ class LocalFileSystem final : public FileSystem {
     };
     auto created = for_each_index(files.size(), [&](std::size_t i) -> Result<void> {
       const FileWrite& f = files[i];
-      const std::string dir = parent_of(f.path);
+      const std::string dir = parent_dir(f.path);
       std::string temp = fmt::format("{}/.{}.tmp-{}-{}", dir, f.path.substr(dir.size() + 1),
                                      ::getpid(), counter_.fetch_add(1));
       const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -201,7 +201,7 @@ class LocalFileSystem final : public FileSystem {
     std::set<std::string> directories;
     for (const std::string& path : paths) {
       if (auto synced = sync_path(path); !synced) return synced;
-      directories.insert(parent_of(path));
+      directories.insert(parent_dir(path));
     }
     for (const std::string& dir : directories) {
       if (auto synced = sync_path(dir); !synced) return synced;
@@ -223,7 +223,7 @@ class LocalFileSystem final : public FileSystem {
       return fail(fmt::format("cannot rename {} to {}: {}", from, to, errno_text(errno)),
                   errno == ENOENT ? ErrorCode::kNotFound : ErrorCode::kFailed);
     }
-    return sync_path(parent_of(to));
+    return sync_path(parent_dir(to));
   }
 
   Result<FileStatus> file_status(const std::string& path) override {
@@ -278,7 +278,7 @@ class LocalFileSystem final : public FileSystem {
       if (written && sync && !batch && ::fdatasync(fd) != 0)
         written = io_error("cannot sync", f.path, errno);
       ::close(fd);
-      if (written && sync && is_new && !batch) written = sync_path(parent_of(f.path));
+      if (written && sync && is_new && !batch) written = sync_path(parent_dir(f.path));
       return written;
     });
     if (!appended) return appended;
@@ -311,7 +311,7 @@ class LocalFileSystem final : public FileSystem {
   static Result<void> create_parents(const std::vector<FileWrite>& files, bool batch,
                                      std::set<std::string>& directories) {
     for (const FileWrite& f : files) {
-      std::string dir = parent_of(f.path);
+      std::string dir = parent_dir(f.path);
       if (directories.count(dir)) continue;
       if (auto made = create_dirs(dir, /*sync=*/!batch); !made) return made;
       directories.insert(std::move(dir));
@@ -326,7 +326,7 @@ class LocalFileSystem final : public FileSystem {
     stdfs::create_directories(path, ec);
     if (ec) return fail(fmt::format("cannot create directory {}: {}", path, ec.message()));
     // A new directory entry is durable once its parent is synced.
-    return sync ? sync_path(parent_of(path)) : Result<void>{};
+    return sync ? sync_path(parent_dir(path)) : Result<void>{};
   }
 
   std::atomic<unsigned long> counter_{0};

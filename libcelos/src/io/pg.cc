@@ -30,7 +30,7 @@ bool refused(std::string_view message) {
   return true;
 }
 
-std::string trimmed(const char* text) {
+std::string trimmed_pg(const char* text) {
   std::string s = text ? text : "";
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   for (char& c : s) {
@@ -77,14 +77,14 @@ Result<Conn> connect(const std::string& uri, const SessionLimits& limits) {
   PQsetNoticeProcessor(
       conn.get(), [](void*, const char*) {}, nullptr);  // NOTICEs: not errors
   if (PQstatus(conn.get()) != CONNECTION_OK) {
-    const std::string message = trimmed(PQerrorMessage(conn.get()));
+    const std::string message = trimmed_pg(PQerrorMessage(conn.get()));
     return fail(fmt::format("state database at {}: {}", describe(conn.get()), message),
                 refused(message) ? ErrorCode::kInvalid : ErrorCode::kFailed);
   }
   ResultPtr r(PQexec(conn.get(), session_settings(limits).c_str()));
   if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
     return fail(fmt::format("state database at {}: {}", describe(conn.get()),
-                            trimmed(PQerrorMessage(conn.get()))));
+                            trimmed_pg(PQerrorMessage(conn.get()))));
   }
   return conn;
 }
@@ -98,7 +98,7 @@ Result<ResultPtr> exec(PGconn* conn, const std::string& sql, const std::vector<P
   const ExecStatusType status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return fail(
-        fmt::format("state database at {}: {}", describe(conn), trimmed(PQerrorMessage(conn))));
+        fmt::format("state database at {}: {}", describe(conn), trimmed_pg(PQerrorMessage(conn))));
   }
   return r;
 }
@@ -108,7 +108,7 @@ Result<void> exec_script(PGconn* conn, const std::string& sql) {
   const ExecStatusType status = PQresultStatus(r.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return fail(
-        fmt::format("state database at {}: {}", describe(conn), trimmed(PQerrorMessage(conn))));
+        fmt::format("state database at {}: {}", describe(conn), trimmed_pg(PQerrorMessage(conn))));
   }
   return {};
 }
@@ -116,7 +116,7 @@ Result<void> exec_script(PGconn* conn, const std::string& sql) {
 Result<void> copy_in(PGconn* conn, const std::string& copy_sql, std::string_view data) {
   auto error = [conn] {
     return fail(
-        fmt::format("state database at {}: {}", describe(conn), trimmed(PQerrorMessage(conn))));
+        fmt::format("state database at {}: {}", describe(conn), trimmed_pg(PQerrorMessage(conn))));
   };
   ResultPtr started(PQexec(conn, copy_sql.c_str()));
   if (PQresultStatus(started.get()) != PGRES_COPY_IN) return error();

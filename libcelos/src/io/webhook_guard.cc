@@ -13,7 +13,7 @@
 namespace celos {
 namespace {
 
-std::string lower(std::string s) {
+std::string lower_url(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
@@ -68,7 +68,7 @@ bool local_only(const std::string& address) {
   return false;
 }
 
-bool contains(const std::vector<std::string>& list, const std::string& item) {
+bool listed(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
@@ -77,10 +77,10 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 std::optional<UrlEndpoint> url_endpoint(const std::string& url) {
   UrlEndpoint e;
   std::string rest;
-  if (lower(url.substr(0, 7)) == "http://") {
+  if (lower_url(url.substr(0, 7)) == "http://") {
     e.port = 80;
     rest = url.substr(7);
-  } else if (lower(url.substr(0, 8)) == "https://") {
+  } else if (lower_url(url.substr(0, 8)) == "https://") {
     e.port = 443;
     rest = url.substr(8);
   } else {
@@ -104,7 +104,7 @@ std::optional<UrlEndpoint> url_endpoint(const std::string& url) {
     if (port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit)) return std::nullopt;
     e.port = std::stoi(port);
   }
-  e.host = lower(e.host);
+  e.host = lower_url(e.host);
   while (!e.host.empty() && e.host.back() == '.') e.host.pop_back();  // "localhost."
   if (e.host.empty()) return std::nullopt;
   return e;
@@ -128,11 +128,12 @@ std::optional<std::string> webhook_refusal(const std::string& url,
   if (loopback_name) return fmt::format("{} is a loopback address", endpoint->host);
   if (options.own_port == 0 || endpoint->port != options.own_port) return std::nullopt;
   for (const std::string& own : options.own_hosts) {
-    if (lower(own) == endpoint->host) return fmt::format("{} is this celos server", endpoint->host);
+    if (lower_url(own) == endpoint->host)
+      return fmt::format("{} is this celos server", endpoint->host);
   }
   const auto local = options.local_addresses ? options.local_addresses() : system_local_addresses();
   for (const std::string& address : addresses) {
-    if (contains(local, address)) {
+    if (listed(local, address)) {
       return fmt::format("{}:{} is this celos server ({} is an address of this machine)",
                          endpoint->host, endpoint->port, address);
     }

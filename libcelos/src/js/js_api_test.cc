@@ -16,7 +16,7 @@ namespace {
 
 using namespace js_test;
 
-const Time kSlot = make_time(2015, 9, 13, 13, 0, 0);
+const Time kJsApiSlot = make_time(2015, 9, 13, 13, 0, 0);
 
 // ---- defineWorkflow ------------------------------------------------------------------------
 
@@ -153,7 +153,7 @@ TEST_CASE("commandExternalService runs the command with its options") {
                   "{env: {GREETING: 'hi'}, cwd: '" +
                   work.path() + "',})"),
            settings));
-  const SlotId slot{"wf", kSlot};
+  const SlotId slot{"wf", kJsApiSlot};
   auto id = workflow.service->submit(slot);
   REQUIRE(id);
   REQUIRE(workflow.service->start(slot, *id));
@@ -190,14 +190,14 @@ TEST_CASE("oozieExternalService never fails at load time, only at submit time") 
   SECTION("without a URL") {
     const Workflow& workflow = only_workflow(eval(define(
         "externalService: celos.oozieExternalService({'oozie.wf.application.path': '/wf'})")));
-    auto submitted = workflow.service->submit(SlotId{"wf", kSlot});
+    auto submitted = workflow.service->submit(SlotId{"wf", kJsApiSlot});
     REQUIRE_FALSE(submitted);
     CHECK_THAT(submitted.error().message, Catch::Contains("no Oozie URL"));
   }
   SECTION("without an HTTP client") {
     const Workflow& workflow = only_workflow(eval(
         define("externalService: celos.oozieExternalService({}, 'http://oozie:11000/oozie')")));
-    auto submitted = workflow.service->submit(SlotId{"wf", kSlot});
+    auto submitted = workflow.service->submit(SlotId{"wf", kJsApiSlot});
     REQUIRE_FALSE(submitted);
     CHECK_THAT(submitted.error().message, Catch::Contains("not available"));
   }

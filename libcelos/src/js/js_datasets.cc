@@ -20,7 +20,7 @@ namespace {
 // A dataset object handed to the script carries its id under this hidden key.
 constexpr const char* kDatasetKey = DUK_HIDDEN_SYMBOL("celosDataset");
 
-std::string require_string(duk_context* ctx, duk_idx_t idx, const std::string& where) {
+std::string require_dataset_string(duk_context* ctx, duk_idx_t idx, const std::string& where) {
   if (!duk_is_string(ctx, idx)) {
     throw_error(ctx, fmt::format("{} must be a string, got {}", where, type_of(ctx, idx)));
   }
@@ -30,7 +30,7 @@ std::string require_string(duk_context* ctx, duk_idx_t idx, const std::string& w
 }
 
 std::string require_dataset_id(duk_context* ctx, duk_idx_t idx, const std::string& where) {
-  std::string id = require_string(ctx, idx, where);
+  std::string id = require_dataset_string(ctx, idx, where);
   if (auto valid = validate_workflow_id(id); !valid) {
     std::string why = valid.error().message;
     if (auto at = why.find("workflow id"); at != std::string::npos)
@@ -107,7 +107,7 @@ DatasetUse read_use(duk_context* ctx, duk_idx_t idx, bool input, const std::stri
   use.dataset = dataset_reference(ctx, -1, where + ".dataset");
   if (get(ctx, idx, "offset")) use.offset = require_offset(ctx, -1, where + ".offset");
   if (get(ctx, idx, "mode")) {
-    const std::string mode = require_string(ctx, -1, where + ".mode");
+    const std::string mode = require_dataset_string(ctx, -1, where + ".mode");
     if (mode != "latest" && mode != "new") {
       throw_error(ctx,
                   fmt::format("{}.mode must be \"latest\" or \"new\", got \"{}\"", where, mode));
@@ -182,19 +182,20 @@ duk_ret_t dataset_js(duk_context* ctx) {
   }
   check_keys(ctx, 1, {"path", "fs", "doneFlag"}, where);
   if (!get(ctx, 1, "path")) throw_error(ctx, where + ": field \"path\" is required");
-  ds.path = require_string(ctx, -1, where + ".path");
+  ds.path = require_dataset_string(ctx, -1, where + ".path");
   if (ds.path.empty() || ds.path[0] != '/') {
     throw_error(ctx, fmt::format("{}.path must be an absolute path, got \"{}\"", where, ds.path));
   }
   if (get(ctx, 1, "fs")) {
-    ds.fs = require_string(ctx, -1, where + ".fs");
+    ds.fs = require_dataset_string(ctx, -1, where + ".fs");
   } else {
     duk_get_global_string(ctx, "CELOS_DEFAULT_HDFS");
-    if (!duk_is_null_or_undefined(ctx, -1)) ds.fs = require_string(ctx, -1, "CELOS_DEFAULT_HDFS");
+    if (!duk_is_null_or_undefined(ctx, -1))
+      ds.fs = require_dataset_string(ctx, -1, "CELOS_DEFAULT_HDFS");
     duk_pop(ctx);
   }
   if (get(ctx, 1, "doneFlag")) {
-    ds.done_flag = require_string(ctx, -1, where + ".doneFlag");
+    ds.done_flag = require_dataset_string(ctx, -1, where + ".doneFlag");
     if (ds.done_flag.empty() || ds.done_flag.find('/') != std::string::npos ||
         ds.done_flag == "." || ds.done_flag == "..") {
       throw_error(ctx,
@@ -229,7 +230,7 @@ duk_ret_t dataset_js(duk_context* ctx) {
 // celos.statusTrigger(workflowId, statuses)
 duk_ret_t status_trigger_js(duk_context* ctx) {
   const std::string where = "celos.statusTrigger";
-  std::string id = require_string(ctx, 0, where + ": argument workflowId");
+  std::string id = require_dataset_string(ctx, 0, where + ": argument workflowId");
   if (auto valid = validate_workflow_id(id); !valid) {
     throw_error(ctx, where + ": argument workflowId: " + valid.error().message);
   }
@@ -242,7 +243,8 @@ duk_ret_t status_trigger_js(duk_context* ctx) {
   const auto length = duk_get_length(ctx, 1);
   for (duk_uarridx_t i = 0; i < length; ++i) {
     duk_get_prop_index(ctx, 1, i);
-    std::string s = require_string(ctx, -1, fmt::format("{}: argument statuses[{}]", where, i));
+    std::string s =
+        require_dataset_string(ctx, -1, fmt::format("{}: argument statuses[{}]", where, i));
     if (!parse_slot_status(s)) {
       throw_error(ctx, fmt::format("{}: argument statuses[{}]: unknown status \"{}\" (known: "
                                    "WAITING, READY, RUNNING, SUCCESS, FAILURE, WAIT_TIMEOUT, "

@@ -32,8 +32,8 @@ struct Dirs {
 };
 
 // A workflow with the given extra fields (and an always trigger unless `trigger` is empty).
-std::string workflow(const std::string& id, const std::string& fields,
-                     const std::string& trigger = "celos.alwaysTrigger()") {
+std::string dataset_workflow(const std::string& id, const std::string& fields,
+                             const std::string& trigger = "celos.alwaysTrigger()") {
   return "celos.defineWorkflow({id: '" + id +
          "', schedule: celos.hourlySchedule(), schedulingStrategy: "
          "celos.serialSchedulingStrategy(), " +
@@ -55,9 +55,10 @@ TEST_CASE("datasets from a shared defaults file connect a producer and a consume
   d.defaults_file("data.js",
                   "var CLICKS = celos.dataset('clicks', {path: '/data/clicks/${year}${month}${day}/"
                   "${hour}00'});\n");
-  d.file("a.js", "importDefaults('data');\n" + workflow("import", "outputs: [CLICKS]"));
-  d.file("b.js", "importDefaults('data');\n" +
-                     workflow("report", "inputs: [{dataset: 'clicks', offset: -3600}]", ""));
+  d.file("a.js", "importDefaults('data');\n" + dataset_workflow("import", "outputs: [CLICKS]"));
+  d.file("b.js",
+         "importDefaults('data');\n" +
+             dataset_workflow("report", "inputs: [{dataset: 'clicks', offset: -3600}]", ""));
   auto config = d.load();
   REQUIRE(config->errors.empty());
   REQUIRE(config->datasets.count("clicks"));
@@ -75,17 +76,17 @@ TEST_CASE("datasets from a shared defaults file connect a producer and a consume
 TEST_CASE("dataset load errors name the file that made them") {
   Dirs d;
   d.file("a.js", "celos.dataset('x', {path: '/x/${year}${month}${day}${hour}'});\n" +
-                     workflow("a", "outputs: ['x']"));
-  d.file("b.js",
-         "celos.dataset('x', {path: '/other/${hour}'});\n" + workflow("b", "inputs: ['x']", ""));
-  d.file("c.js", workflow("c", "inputs: ['unknown']", ""));
-  d.file("d.js", workflow("d", "outputs: ['x']"));
-  d.file("e.js", workflow("e", "inputs: [{dataset: 'x', minInstances: 2}]"));
-  d.file("f.js", workflow("f", "url: 'u'", ""));
+                     dataset_workflow("a", "outputs: ['x']"));
+  d.file("b.js", "celos.dataset('x', {path: '/other/${hour}'});\n" +
+                     dataset_workflow("b", "inputs: ['x']", ""));
+  d.file("c.js", dataset_workflow("c", "inputs: ['unknown']", ""));
+  d.file("d.js", dataset_workflow("d", "outputs: ['x']"));
+  d.file("e.js", dataset_workflow("e", "inputs: [{dataset: 'x', minInstances: 2}]"));
+  d.file("f.js", dataset_workflow("f", "url: 'u'", ""));
   d.file("g.js", "celos.dataset('../x', {path: '/x'});\n");
   d.file("h.js", "celos.statusTrigger('x', []);\n");
   d.file("i.js", "celos.statusTrigger('x', ['DONE']);\n");
-  d.file("j.js", workflow("j", "inputs: ['x'], atomicOutputs: 'yes'"));
+  d.file("j.js", dataset_workflow("j", "inputs: ['x'], atomicOutputs: 'yes'"));
   auto config = d.load();
   for (const auto& [id, _] : config->workflows) UNSCOPED_INFO("loaded " << id);
   for (const auto& e : config->errors) UNSCOPED_INFO(e.file << ": " << e.message);
@@ -122,10 +123,10 @@ TEST_CASE("declaring the same dataset again in one file changes nothing; differe
 TEST_CASE("an explicit trigger alone decides; statusTrigger and mode new are read") {
   Dirs d;
   d.file("a.js", "celos.dataset('x', {path: '/x/${day}/${hour}', fs: 'file:///'});\n" +
-                     workflow("w",
-                              "inputs: [{dataset: 'x', mode: 'new', minInstances: 3}], "
-                              "atomicOutputs: false",
-                              "celos.statusTrigger('other', ['FAILURE', 'WAIT_TIMEOUT'])"));
+                     dataset_workflow("w",
+                                      "inputs: [{dataset: 'x', mode: 'new', minInstances: 3}], "
+                                      "atomicOutputs: false",
+                                      "celos.statusTrigger('other', ['FAILURE', 'WAIT_TIMEOUT'])"));
   auto config = d.load();
   REQUIRE(config->errors.empty());
   const Workflow* w = config->find("w");

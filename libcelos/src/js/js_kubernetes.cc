@@ -16,37 +16,38 @@
 namespace celos::js {
 namespace {
 
-constexpr const char* kFn = "kubernetesExternalService";
-constexpr const char* kKnown =
+constexpr const char* kKubernetesFn = "kubernetesExternalService";
+constexpr const char* kKubernetesKnown =
     "namespace, image, command, args, env, resources, serviceAccount, nodeSelector, labels, "
     "ttlSecondsAfterFinished, kubeconfig, context, inCluster";
 
 [[noreturn]] void bad(duk_context* ctx, const std::string& field, const std::string& why) {
-  throw_error(ctx, fmt::format("celos.{}: field \"{}\" {}", kFn, field, why));
+  throw_error(ctx, fmt::format("celos.{}: field \"{}\" {}", kKubernetesFn, field, why));
 }
 
 std::string non_empty(duk_context* ctx, const std::string& field) {
-  std::string value = require_string(ctx, -1, kFn, "field \"" + field + "\"");
+  std::string value = require_string(ctx, -1, kKubernetesFn, "field \"" + field + "\"");
   if (value.empty() || value.find_first_of("\r\n") != std::string::npos) {
     bad(ctx, field, "must be a non-empty string on one line");
   }
   return value;
 }
 
-std::vector<std::string> string_list(duk_context* ctx, const std::string& field) {
+std::vector<std::string> duk_string_list(duk_context* ctx, const std::string& field) {
   if (!duk_is_array(ctx, -1)) bad(ctx, field, "must be a list of strings, got " + type_of(ctx, -1));
   std::vector<std::string> out;
   const auto length = duk_get_length(ctx, -1);
   for (duk_uarridx_t i = 0; i < length; ++i) {
     duk_get_prop_index(ctx, -1, i);
-    out.push_back(require_string(ctx, -1, kFn, fmt::format("field \"{}[{}]\"", field, i)));
+    out.push_back(
+        require_string(ctx, -1, kKubernetesFn, fmt::format("field \"{}[{}]\"", field, i)));
     duk_pop(ctx);
   }
   return out;
 }
 
 std::map<std::string, std::string> env_of(duk_context* ctx) {
-  auto env = require_properties(ctx, -1, kFn, "field \"env\"");
+  auto env = require_properties(ctx, -1, kKubernetesFn, "field \"env\"");
   for (const auto& [name, value] : env) {
     const bool ok = !name.empty() && name.find_first_of("=\0", 0, 2) == std::string::npos &&
                     !(name[0] >= '0' && name[0] <= '9');
@@ -56,7 +57,7 @@ std::map<std::string, std::string> env_of(duk_context* ctx) {
 }
 
 std::map<std::string, std::string> labels_of(duk_context* ctx, const std::string& field) {
-  auto labels = require_properties(ctx, -1, kFn, "field \"" + field + "\"");
+  auto labels = require_properties(ctx, -1, kKubernetesFn, "field \"" + field + "\"");
   for (const auto& [key, value] : labels) {
     if (auto ok = validate_kube_label(key, value); !ok) bad(ctx, field, ok.error().message);
     if (field == "labels" && (key == "celos.workflow" || key == "celos.slot")) {
@@ -93,8 +94,8 @@ void read_field(duk_context* ctx, const std::string& name, KubernetesServiceOpti
   const std::map<std::string, Reader> readers = {
       {"namespace", [&] { o.namespace_ = non_empty(ctx, name); }},
       {"image", [&] { o.image = non_empty(ctx, name); }},
-      {"command", [&] { o.command = string_list(ctx, name); }},
-      {"args", [&] { o.args = string_list(ctx, name); }},
+      {"command", [&] { o.command = duk_string_list(ctx, name); }},
+      {"args", [&] { o.args = duk_string_list(ctx, name); }},
       {"env", [&] { o.env = env_of(ctx); }},
       {"resources", [&] { resources_of(ctx, o); }},
       {"serviceAccount", [&] { o.service_account = non_empty(ctx, name); }},
@@ -102,7 +103,8 @@ void read_field(duk_context* ctx, const std::string& name, KubernetesServiceOpti
       {"labels", [&] { o.labels = labels_of(ctx, name); }},
       {"ttlSecondsAfterFinished",
        [&] {
-         o.ttl_seconds_after_finished = require_integer(ctx, -1, kFn, "field \"" + name + "\"", 0);
+         o.ttl_seconds_after_finished =
+             require_integer(ctx, -1, kKubernetesFn, "field \"" + name + "\"", 0);
        }},
       {"kubeconfig", [&] { o.kubeconfig = non_empty(ctx, name); }},
       {"context", [&] { o.context = non_empty(ctx, name); }},
@@ -115,13 +117,15 @@ void read_field(duk_context* ctx, const std::string& name, KubernetesServiceOpti
   };
   auto reader = readers.find(name);
   if (reader == readers.end()) {
-    throw_error(ctx, fmt::format("celos.{}: unknown field \"{}\" (known: {})", kFn, name, kKnown));
+    throw_error(ctx, fmt::format("celos.{}: unknown field \"{}\" (known: {})", kKubernetesFn, name,
+                                 kKubernetesKnown));
   }
   if (!is_missing(ctx, -1)) reader->second();
 }
 
 void check(duk_context* ctx, KubernetesServiceOptions& o) {
-  if (o.image.empty()) throw_error(ctx, fmt::format("celos.{}: field \"image\" is required", kFn));
+  if (o.image.empty())
+    throw_error(ctx, fmt::format("celos.{}: field \"image\" is required", kKubernetesFn));
   if (!o.namespace_.empty() && !is_dns_label(o.namespace_)) {
     bad(ctx, "namespace",
         fmt::format("\"{}\" is not a namespace name (at most 63 of a-z 0-9 -)", o.namespace_));
@@ -146,8 +150,8 @@ void check(duk_context* ctx, KubernetesServiceOptions& o) {
 duk_ret_t kubernetes_external_service_js(duk_context* ctx) {
   const EvalSettings& settings = scope_of(ctx).settings;
   if (!is_plain_object(ctx, 0)) {
-    throw_error(ctx, fmt::format("celos.{}: argument options must be an object, got {}", kFn,
-                                 type_of(ctx, 0)));
+    throw_error(ctx, fmt::format("celos.{}: argument options must be an object, got {}",
+                                 kKubernetesFn, type_of(ctx, 0)));
   }
   KubernetesServiceOptions options;
   duk_enum(ctx, 0, DUK_ENUM_OWN_PROPERTIES_ONLY);

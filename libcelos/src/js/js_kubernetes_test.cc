@@ -16,12 +16,12 @@ namespace {
 
 namespace json = boost::json;
 
-struct Loaded {
+struct KubernetesLoaded {
   testing::TempDir dir;
   std::shared_ptr<testing::FakeHttpClient> http = std::make_shared<testing::FakeHttpClient>();
   js::FileEvaluation result;
 
-  explicit Loaded(const std::string& options) {
+  explicit KubernetesLoaded(const std::string& options) {
     std::ofstream(dir.path() + "/kubeconfig")
         << "current-context: c\nclusters:\n- name: k\n  cluster: {server: \"http://kube\"}\n"
            "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: team}\n"
@@ -53,7 +53,7 @@ struct Loaded {
 };
 
 TEST_CASE("kubernetesExternalService hands its options to the Job") {
-  Loaded loaded(
+  KubernetesLoaded loaded(
       "{image: 'debian:12', command: ['sh', '-c'], args: ['wc -l /in/${day}'], "
       "env: {N: 3}, resources: {cpu: '500m', memory: '1Gi'}, serviceAccount: 'etl', "
       "nodeSelector: {disk: 'ssd'}, labels: {team: 'data'}, ttlSecondsAfterFinished: 60}");
@@ -90,12 +90,12 @@ TEST_CASE("bad kubernetesExternalService options are load errors naming the fiel
   };
   for (const auto& [options, expected] : cases) {
     INFO(options);
-    Loaded loaded(options);
+    KubernetesLoaded loaded(options);
     const std::string message = loaded.error();
     CHECK(message.find("celos.kubernetesExternalService") != std::string::npos);
     CHECK(message.find(expected) != std::string::npos);
   }
-  Loaded not_object("'debian:12'");
+  KubernetesLoaded not_object("'debian:12'");
   CHECK(not_object.error().find("argument options must be an object") != std::string::npos);
 }
 }  // namespace

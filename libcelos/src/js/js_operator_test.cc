@@ -11,7 +11,7 @@ namespace {
 using testing::TempDir;
 using testing::write_text_file;
 
-WorkflowConfigPtr load_one(TempDir& dir, const std::string& fields) {
+WorkflowConfigPtr load_operator_one(TempDir& dir, const std::string& fields) {
   write_text_file(dir / "workflows/wf.js",
                   "celos.defineWorkflow({id: 'wf', schedule: celos.hourlySchedule(), "
                   "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: "
@@ -24,17 +24,17 @@ WorkflowConfigPtr load_one(TempDir& dir, const std::string& fields) {
 
 TEST_CASE("retry back-off and notify have defaults and take the given values") {
   TempDir dir;
-  auto plain = load_one(dir, "");
+  auto plain = load_operator_one(dir, "");
   REQUIRE(plain->find("wf"));
   CHECK(plain->find("wf")->retry_delay_seconds == 0);
   CHECK(plain->find("wf")->retry_backoff_factor == 2);
   CHECK(plain->find("wf")->max_retry_delay_seconds == 3600);
   CHECK(plain->find("wf")->notify.empty());
   TempDir dir2;
-  auto config = load_one(dir2,
-                         ", retryDelaySeconds: 60, retryBackoffFactor: 1.5, "
-                         "maxRetryDelaySeconds: 600, notify: [{on: ['FAILURE', "
-                         "'WAIT_TIMEOUT'], webhook: 'http://127.0.0.1:9/hook'}]");
+  auto config = load_operator_one(dir2,
+                                  ", retryDelaySeconds: 60, retryBackoffFactor: 1.5, "
+                                  "maxRetryDelaySeconds: 600, notify: [{on: ['FAILURE', "
+                                  "'WAIT_TIMEOUT'], webhook: 'http://127.0.0.1:9/hook'}]");
   const Workflow* wf = config->find("wf");
   REQUIRE(wf);
   CHECK(wf->retry_delay_seconds == 60);
@@ -60,7 +60,7 @@ TEST_CASE("bad retry back-off and notify fields are load errors naming the file 
   };
   for (const auto& [fields, expected] : cases) {
     TempDir dir;
-    auto config = load_one(dir, fields);
+    auto config = load_operator_one(dir, fields);
     INFO(fields);
     CHECK(config->find("wf") == nullptr);
     REQUIRE(config->errors.size() == 1);

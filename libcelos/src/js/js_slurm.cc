@@ -16,12 +16,13 @@
 namespace celos::js {
 namespace {
 
-constexpr const char* kFn = "celos.slurmExternalService";
-constexpr const char* kKnown = "partition, account, qos, time, cpus, mem, cwd, env, extraArgs";
+constexpr const char* kSlurmFn = "celos.slurmExternalService";
+constexpr const char* kSlurmKnown = "partition, account, qos, time, cpus, mem, cwd, env, extraArgs";
 
-std::string string_at(duk_context* ctx, duk_idx_t idx, const std::string& what) {
+std::string duk_string_at(duk_context* ctx, duk_idx_t idx, const std::string& what) {
   if (!duk_is_string(ctx, idx)) {
-    throw_error(ctx, fmt::format("{}: {} must be a string, got {}", kFn, what, type_of(ctx, idx)));
+    throw_error(ctx,
+                fmt::format("{}: {} must be a string, got {}", kSlurmFn, what, type_of(ctx, idx)));
   }
   duk_size_t length = 0;
   const char* text = duk_get_lstring(ctx, idx, &length);
@@ -30,9 +31,9 @@ std::string string_at(duk_context* ctx, duk_idx_t idx, const std::string& what) 
 
 // A non-empty string without line breaks (an option value).
 std::string option_string(duk_context* ctx, duk_idx_t idx, const std::string& what) {
-  std::string value = string_at(ctx, idx, what);
+  std::string value = duk_string_at(ctx, idx, what);
   if (value.empty() || value.find_first_of("\r\n") != std::string::npos) {
-    throw_error(ctx, fmt::format("{}: {} must be a non-empty string on one line", kFn, what));
+    throw_error(ctx, fmt::format("{}: {} must be a non-empty string on one line", kSlurmFn, what));
   }
   return value;
 }
@@ -42,7 +43,7 @@ std::int64_t cpus_at(duk_context* ctx, duk_idx_t idx) {
   if (!duk_is_number(ctx, idx) || value != std::floor(value) || value < 1 || value > 100000) {
     throw_error(
         ctx,
-        fmt::format("{}: option cpus must be a whole number from 1 to 100000, got {}", kFn,
+        fmt::format("{}: option cpus must be a whole number from 1 to 100000, got {}", kSlurmFn,
                     duk_is_number(ctx, idx) ? duk_safe_to_string(ctx, idx) : type_of(ctx, idx)));
   }
   return static_cast<std::int64_t>(value);
@@ -51,8 +52,8 @@ std::int64_t cpus_at(duk_context* ctx, duk_idx_t idx) {
 std::map<std::string, std::string> env_at(duk_context* ctx, duk_idx_t idx) {
   idx = duk_normalize_index(ctx, idx);
   if (!is_plain_object(ctx, idx)) {
-    throw_error(ctx,
-                fmt::format("{}: option env must be an object, got {}", kFn, type_of(ctx, idx)));
+    throw_error(
+        ctx, fmt::format("{}: option env must be an object, got {}", kSlurmFn, type_of(ctx, idx)));
   }
   std::map<std::string, std::string> env;
   duk_enum(ctx, idx, DUK_ENUM_OWN_PROPERTIES_ONLY);
@@ -62,12 +63,12 @@ std::map<std::string, std::string> env_at(duk_context* ctx, duk_idx_t idx) {
     if (!valid_name || name.starts_with("SLURM_") || name.starts_with("SBATCH_")) {
       throw_error(ctx, fmt::format("{}: option env: \"{}\" is not allowed (SLURM_* and SBATCH_* "
                                    "would change what sbatch does)",
-                                   kFn, name));
+                                   kSlurmFn, name));
     }
     if (!duk_is_string(ctx, -1) && !duk_is_number(ctx, -1) && !duk_is_boolean(ctx, -1)) {
       throw_error(ctx, fmt::format("{}: option env: \"{}\" must be a string, number or boolean, "
                                    "got {}",
-                                   kFn, name, type_of(ctx, -1)));
+                                   kSlurmFn, name, type_of(ctx, -1)));
     }
     env[name] = duk_to_string(ctx, -1);
     duk_pop_2(ctx);
@@ -78,18 +79,18 @@ std::map<std::string, std::string> env_at(duk_context* ctx, duk_idx_t idx) {
 
 std::vector<std::string> extra_args_at(duk_context* ctx, duk_idx_t idx) {
   if (!duk_is_array(ctx, idx)) {
-    throw_error(ctx, fmt::format("{}: option extraArgs must be an array of strings, got {}", kFn,
-                                 type_of(ctx, idx)));
+    throw_error(ctx, fmt::format("{}: option extraArgs must be an array of strings, got {}",
+                                 kSlurmFn, type_of(ctx, idx)));
   }
   std::vector<std::string> args;
   const auto length = duk_get_length(ctx, idx);
   for (duk_uarridx_t i = 0; i < length; ++i) {
     duk_get_prop_index(ctx, idx, i);
-    args.push_back(string_at(ctx, -1, fmt::format("option extraArgs[{}]", i)));
+    args.push_back(duk_string_at(ctx, -1, fmt::format("option extraArgs[{}]", i)));
     duk_pop(ctx);
   }
   if (auto valid = validate_slurm_extra_args(args); !valid) {
-    throw_error(ctx, fmt::format("{}: option {}", kFn, valid.error().message));
+    throw_error(ctx, fmt::format("{}: option {}", kSlurmFn, valid.error().message));
   }
   return args;
 }
@@ -99,7 +100,8 @@ void read_option(duk_context* ctx, const std::string& name, SlurmServiceOptions&
   static const std::set<std::string, std::less<>> kNames = {
       "partition", "account", "qos", "time", "cpus", "mem", "cwd", "env", "extraArgs"};
   if (!kNames.contains(name)) {
-    throw_error(ctx, fmt::format("{}: unknown option \"{}\" (known: {})", kFn, name, kKnown));
+    throw_error(ctx,
+                fmt::format("{}: unknown option \"{}\" (known: {})", kSlurmFn, name, kSlurmKnown));
   }
   if (duk_is_null_or_undefined(ctx, -1)) return;  // as if not given
   const std::string what = "option " + name;
@@ -126,14 +128,14 @@ void read_option(duk_context* ctx, const std::string& name, SlurmServiceOptions&
 duk_ret_t slurm_external_service_js(duk_context* ctx) {
   const EvalSettings& settings = scope_of(ctx).settings;
   SlurmServiceOptions options;
-  options.script = string_at(ctx, 0, "argument script");
+  options.script = duk_string_at(ctx, 0, "argument script");
   if (options.script.find_first_not_of(" \t\r\n") == std::string::npos) {
-    throw_error(ctx, fmt::format("{}: argument script must not be empty", kFn));
+    throw_error(ctx, fmt::format("{}: argument script must not be empty", kSlurmFn));
   }
   if (!duk_is_null_or_undefined(ctx, 1)) {
     if (!is_plain_object(ctx, 1)) {
-      throw_error(
-          ctx, fmt::format("{}: argument options must be an object, got {}", kFn, type_of(ctx, 1)));
+      throw_error(ctx, fmt::format("{}: argument options must be an object, got {}", kSlurmFn,
+                                   type_of(ctx, 1)));
     }
     duk_enum(ctx, 1, DUK_ENUM_OWN_PROPERTIES_ONLY);
     while (duk_next(ctx, -1, 1)) {

@@ -36,7 +36,7 @@ std::set<std::string> ids_of(const WorkflowConfig& config) {
   return ids;
 }
 
-const LoadError* error_in(const WorkflowConfig& config, const std::string& file) {
+const LoadError* loader_error_in(const WorkflowConfig& config, const std::string& file) {
   for (const LoadError& error : config.errors) {
     if (error.file == file) return &error;
   }
@@ -78,24 +78,24 @@ TEST_CASE("every error kind is reported per file and never stops the other files
                                                  "scope-undefined"});
   CHECK(config->errors.size() == 6);
 
-  const LoadError* syntax = error_in(*config, "b_syntax.js");
+  const LoadError* syntax = loader_error_in(*config, "b_syntax.js");
   REQUIRE(syntax);
   CHECK(syntax->line == 3);
   CHECK_THAT(syntax->message, Catch::Contains("SyntaxError"));
 
-  const LoadError* thrown = error_in(*config, "c_partial.js");
+  const LoadError* thrown = loader_error_in(*config, "c_partial.js");
   REQUIRE(thrown);
   CHECK(thrown->line == 9);
   CHECK_THAT(thrown->message, Catch::Contains("stop here"));
 
-  const LoadError* bad_field = error_in(*config, "d_bad_field.js");
+  const LoadError* bad_field = loader_error_in(*config, "d_bad_field.js");
   REQUIRE(bad_field);
   CHECK(bad_field->line >= 2);
   CHECK(bad_field->line <= 9);
   CHECK_THAT(bad_field->message,
              Catch::Contains("celos.defineWorkflow: field \"maxRetryCount\" must be a number"));
 
-  const LoadError* duplicate = error_in(*config, "e_duplicate.js");
+  const LoadError* duplicate = loader_error_in(*config, "e_duplicate.js");
   REQUIRE(duplicate);
   CHECK(duplicate->line >= 2);
   CHECK(duplicate->line <= 8);
@@ -105,11 +105,11 @@ TEST_CASE("every error kind is reported per file and never stops the other files
   CHECK(config->find("good-a")->schedule->describe() == "cronSchedule(0 0 * * * ?)");
   CHECK(config->find("good-a")->file == "a_good.js");
 
-  const LoadError* loop = error_in(*config, "h_runaway_loop.js");
+  const LoadError* loop = loader_error_in(*config, "h_runaway_loop.js");
   REQUIRE(loop);
   CHECK_THAT(loop->message, Catch::Contains("did not finish within 500 ms"));
 
-  const LoadError* memory = error_in(*config, "i_runaway_memory.js");
+  const LoadError* memory = loader_error_in(*config, "i_runaway_memory.js");
   REQUIRE(memory);
   CHECK_THAT(memory->message, Catch::Contains("more than 16777216 bytes"));
 }
@@ -394,18 +394,19 @@ TEST_CASE(
   options.max_total_eval_time = std::chrono::milliseconds(300);
   auto source = make_js_workflow_source(options);
   auto first = source->load();
-  REQUIRE(error_in(*first, "a.js"));
-  CHECK_THAT(error_in(*first, "a.js")->message, Catch::Contains("300 ms"));
+  REQUIRE(loader_error_in(*first, "a.js"));
+  CHECK_THAT(loader_error_in(*first, "a.js")->message, Catch::Contains("300 ms"));
   for (const char* file : {"b.js", "c.js"}) {
-    REQUIRE(error_in(*first, file));
-    CHECK_THAT(error_in(*first, file)->message, Catch::Contains("total time budget of 300 ms"));
+    REQUIRE(loader_error_in(*first, file));
+    CHECK_THAT(loader_error_in(*first, file)->message,
+               Catch::Contains("total time budget of 300 ms"));
   }
   CHECK(first->workflows.empty());
   // a.js is not evaluated again (unchanged): the others get their turn.
   auto second = source->load();
   CHECK(ids_of(*second) == std::set<std::string>{"b", "c"});
-  CHECK(error_in(*second, "b.js") == nullptr);
-  CHECK(error_in(*second, "a.js") != nullptr);
+  CHECK(loader_error_in(*second, "b.js") == nullptr);
+  CHECK(loader_error_in(*second, "a.js") != nullptr);
 }
 
 // Options under which every file's Oozie service keeps its heap alive (so kept heaps count
@@ -430,8 +431,8 @@ TEST_CASE("loading all files is bounded in memory across the heaps that stay ali
   auto options = heap_keeping_options(dir.path(), 16 * 1024 * 1024, 26 * 256 * 1024);
   auto config = make_js_workflow_source(options)->load();
   CHECK(ids_of(*config) == std::set<std::string>{"a"});
-  REQUIRE(error_in(*config, "b.js"));
-  CHECK_THAT(error_in(*config, "b.js")->message, Catch::Contains("bytes"));
+  REQUIRE(loader_error_in(*config, "b.js"));
+  CHECK_THAT(loader_error_in(*config, "b.js")->message, Catch::Contains("bytes"));
 }
 
 TEST_CASE("many files are evaluated on several threads with the same results as one at a time") {
@@ -446,10 +447,10 @@ TEST_CASE("many files are evaluated on several threads with the same results as 
   CHECK(config->workflows.size() == 147);
   for (int i : {7, 57, 107}) {
     const std::string file = fmt::format("wf{:03}.js", i);
-    REQUIRE(error_in(*config, file));
+    REQUIRE(loader_error_in(*config, file));
     CHECK(config->find(fmt::format("wf{:03}", i)) == nullptr);
   }
-  REQUIRE(error_in(*config, "zz-duplicate.js"));  // duplicates resolve in file name order
+  REQUIRE(loader_error_in(*config, "zz-duplicate.js"));  // duplicates resolve in file name order
   CHECK(config->find("wf001")->file == "wf001.js");
 }
 

@@ -20,7 +20,7 @@ bool glob_matches(std::string_view pattern, std::string_view text) {
   return false;
 }
 
-std::string_view trimmed(std::string_view s) {
+std::string_view trimmed_count(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
@@ -54,7 +54,7 @@ Result<std::vector<std::string>> match_workflows(const WorkflowConfig& config,
   bool any = false;
   while (true) {
     const auto comma = text.find(',');
-    const std::string_view name = trimmed(text.substr(0, comma));
+    const std::string_view name = trimmed_count(text.substr(0, comma));
     if (!name.empty()) {
       any = true;
       std::size_t found = 0;

@@ -13,16 +13,16 @@ using std::chrono::hours;
 
 namespace {
 
-const Time kNow = kStart + hours(24 * 30);
+const Time kBackfillNow = kStart + hours(24 * 30);
 
 // Two hourly workflows, one slot at a time; every slot of their live window is SUCCESS, so the
 // backfill's slots (the first days) compete only with what a test puts there.
-struct World : celos::testing::SchedulerWorld {
-  World() {
+struct BackfillWorld : celos::testing::SchedulerWorld {
+  BackfillWorld() {
     add("a");
     add("b");
     std::vector<SlotState> done;
-    for (Time t = kNow - kSlidingWindow; t < kNow + hours(1); t += hours(1)) {
+    for (Time t = kBackfillNow - kSlidingWindow; t < kBackfillNow + hours(1); t += hours(1)) {
       for (const char* id : {"a", "b"})
         done.push_back(SlotState::of({id, t}, SlotStatus::kSuccess));
     }
@@ -34,7 +34,7 @@ struct World : celos::testing::SchedulerWorld {
     r.workflows = std::move(workflows);
     r.start = start;
     r.end = end;
-    r.now = kNow;
+    r.now = kBackfillNow;
     return r;
   }
   std::string create(BackfillRequest r) {
@@ -45,7 +45,7 @@ struct World : celos::testing::SchedulerWorld {
   }
   BackfillPlan plan(const std::string& id) { return backfills().get(id).value(); }
   // One step, then every job the fake runs succeeds.
-  void step_and_finish(Time at = kNow) {
+  void step_and_finish(Time at = kBackfillNow) {
     scheduler.step(at);
     for (auto& [job, status] : service->statuses) status = ExternalStatus::kSuccess;
   }
@@ -54,7 +54,7 @@ struct World : celos::testing::SchedulerWorld {
 }  // namespace
 
 TEST_CASE("a backfill dry run counts the slots each reprocess mode takes, per workflow") {
-  World w;
+  BackfillWorld w;
   w.store("a", kStart, SlotStatus::kFailure);
   w.store("a", kStart + hours(1), SlotStatus::kSuccess);
   w.store("a", kStart + hours(2), SlotStatus::kRunning, "job-x");
@@ -75,7 +75,7 @@ TEST_CASE("a backfill dry run counts the slots each reprocess mode takes, per wo
 }
 
 TEST_CASE("bad backfill requests are refused naming the field, and nothing is created") {
-  World w;
+  BackfillWorld w;
   auto unknown = w.backfills().create(w.request("a,nope", kStart, kStart + hours(2)));
   REQUIRE_FALSE(unknown);
   CHECK(unknown.error().code == ErrorCode::kInvalid);
@@ -94,7 +94,7 @@ TEST_CASE("bad backfill requests are refused naming the field, and nothing is cr
 }
 
 TEST_CASE("a plan with maxRunning 1 runs its slots strictly oldest first over its workflows") {
-  World w;
+  BackfillWorld w;
   auto r = w.request("a,b", kStart, kStart + hours(2));
   r.max_running = 1;
   const std::string id = w.create(r);
@@ -106,13 +106,13 @@ TEST_CASE("a plan with maxRunning 1 runs its slots strictly oldest first over it
   const BackfillPlan plan = w.plan(id);
   CHECK(plan.state == BackfillState::kDone);
   CHECK(plan.ended.at(SlotStatus::kSuccess) == 4);
-  auto progress = w.backfills().progress(plan, kNow);
+  auto progress = w.backfills().progress(plan, kBackfillNow);
   CHECK(progress->slots.at("SUCCESS") == 4);
   CHECK(progress->slots.at("PENDING") == 0);
 }
 
 TEST_CASE("newest order admits the latest slots first") {
-  World w;
+  BackfillWorld w;
   auto r = w.request("a", kStart, kStart + hours(3));
   r.max_running = 1;
   r.order = BackfillOrder::kNewest;
@@ -123,53 +123,54 @@ TEST_CASE("newest order admits the latest slots first") {
 }
 
 TEST_CASE("a backfill slot waits while a live slot of its workflow takes the capacity") {
-  World w;
+  BackfillWorld w;
   w.create(w.request("a", kStart, kStart + hours(1)));
-  REQUIRE(w.scheduler.rerun("a", kNow - hours(2), kNow));  // a live rerun by hand
-  w.scheduler.step(kNow);  // the live one becomes READY; after the step the plan admits its slot
-  w.scheduler.step(kNow);  // which becomes READY
+  REQUIRE(w.scheduler.rerun("a", kBackfillNow - hours(2), kBackfillNow));  // a live rerun by hand
+  w.scheduler.step(
+      kBackfillNow);  // the live one becomes READY; after the step the plan admits its slot
+  w.scheduler.step(kBackfillNow);  // which becomes READY
   REQUIRE(w.status("a", kStart) == SlotStatus::kReady);
-  w.scheduler.step(kNow);  // the live one takes the one place
-  REQUIRE(w.service->submitted == std::vector<SlotId>{{"a", kNow - hours(2)}});
-  w.scheduler.step(kNow);  // and holds it while it runs
+  w.scheduler.step(kBackfillNow);  // the live one takes the one place
+  REQUIRE(w.service->submitted == std::vector<SlotId>{{"a", kBackfillNow - hours(2)}});
+  w.scheduler.step(kBackfillNow);  // and holds it while it runs
   CHECK(w.status("a", kStart) == SlotStatus::kReady);
   w.service->set_status("job-1", ExternalStatus::kSuccess);
-  w.scheduler.step(kNow);  // the live slot ends
-  w.scheduler.step(kNow);
+  w.scheduler.step(kBackfillNow);  // the live slot ends
+  w.scheduler.step(kBackfillNow);
   CHECK(w.service->submitted.back() == SlotId{"a", kStart});
 }
 
 TEST_CASE("pause stops a plan's submissions, resume goes on, cancel kills what had not started") {
-  World w;
+  BackfillWorld w;
   auto r = w.request("a", kStart, kStart + hours(4));
   r.max_running = 2;
   const std::string id = w.create(r);
-  w.scheduler.step(kNow);  // admits 2 after the step (the live slots go first)
-  w.scheduler.step(kNow);  // both READY
-  REQUIRE(w.backfills().act(id, BackfillAction::kPause, kNow)->plan.state ==
+  w.scheduler.step(kBackfillNow);  // admits 2 after the step (the live slots go first)
+  w.scheduler.step(kBackfillNow);  // both READY
+  REQUIRE(w.backfills().act(id, BackfillAction::kPause, kBackfillNow)->plan.state ==
           BackfillState::kPaused);
-  w.scheduler.step(kNow);
+  w.scheduler.step(kBackfillNow);
   CHECK(w.service->submitted.empty());
-  REQUIRE(w.backfills().act(id, BackfillAction::kResume, kNow));
-  w.scheduler.step(kNow);
+  REQUIRE(w.backfills().act(id, BackfillAction::kResume, kBackfillNow));
+  w.scheduler.step(kBackfillNow);
   CHECK(w.service->submitted == std::vector<SlotId>{{"a", kStart}});
-  auto cancelled = w.backfills().act(id, BackfillAction::kCancel, kNow);
+  auto cancelled = w.backfills().act(id, BackfillAction::kCancel, kBackfillNow);
   REQUIRE(cancelled);
   CHECK(cancelled->plan.state == BackfillState::kCancelled);
   REQUIRE(cancelled->killed.size() == 1);  // the READY one; the RUNNING one finishes
   CHECK(w.status("a", kStart + hours(1)) == SlotStatus::kKilled);
   CHECK(w.status("a", kStart) == SlotStatus::kRunning);
   w.step_and_finish();
-  w.scheduler.step(kNow);
+  w.scheduler.step(kBackfillNow);
   CHECK(w.service->submitted.size() == 1);
   CHECK(w.status("a", kStart + hours(2)) == SlotStatus::kWaiting);  // never admitted
-  auto again = w.backfills().act(id, BackfillAction::kResume, kNow);
+  auto again = w.backfills().act(id, BackfillAction::kResume, kBackfillNow);
   REQUIRE(again);
   CHECK(again->conflict == "backfill " + id + " is cancelled");
 }
 
 TEST_CASE("a crash between a plan's slot writes and its record admits no slot twice") {
-  World w;
+  BackfillWorld w;
   auto r = w.request("a", kStart, kStart + hours(2));
   r.max_running = 1;
   r.reprocess = Reprocess::kAll;
@@ -197,7 +198,7 @@ TEST_CASE("a rerun by hand takes a slot out of its plan; plan records round-trip
   plan.cursors["a"] = kStart;
   plan.in_flight = {{"b", kStart}};
   plan.ended[SlotStatus::kFailure] = 3;
-  plan.finished = kNow;
+  plan.finished = kBackfillNow;
   auto back = backfill_from_json(backfill_to_json(plan));
   REQUIRE(back);
   CHECK(backfill_to_json(*back) == backfill_to_json(plan));

@@ -18,7 +18,7 @@ CronExpression cron(std::string_view text) {
   return *c;
 }
 
-std::vector<Time> times(std::string_view text, Time start, Time end) {
+std::vector<Time> cron_times(std::string_view text, Time start, Time end) {
   return cron(text).times(start, end);
 }
 
@@ -49,7 +49,7 @@ const Time kYear2015 = make_time(2015, 1, 1);
 const Time kYear2016 = make_time(2016, 1, 1);
 
 TEST_CASE("An hourly schedule fires at the top of every hour") {
-  auto ts = times("0 0 * * * ?", make_time(2015, 9, 13), make_time(2015, 9, 14));
+  auto ts = cron_times("0 0 * * * ?", make_time(2015, 9, 13), make_time(2015, 9, 14));
   REQUIRE(ts.size() == 24);
   CHECK(ts.front() == make_time(2015, 9, 13, 0));
   CHECK(ts.back() == make_time(2015, 9, 13, 23));
@@ -57,7 +57,7 @@ TEST_CASE("An hourly schedule fires at the top of every hour") {
 }
 
 TEST_CASE("A minutely schedule over a week yields 10080 slots one minute apart") {
-  auto ts = times("0 * * * * ?", make_time(2015, 9, 7), make_time(2015, 9, 14));
+  auto ts = cron_times("0 * * * * ?", make_time(2015, 9, 7), make_time(2015, 9, 14));
   REQUIRE(ts.size() == 10080);
   CHECK(ts.front() == make_time(2015, 9, 7));
   CHECK(ts.back() == make_time(2015, 9, 13, 23, 59));
@@ -67,108 +67,108 @@ TEST_CASE("A minutely schedule over a week yields 10080 slots one minute apart")
 }
 
 TEST_CASE("A daily schedule fires once a day across month and year ends") {
-  auto ts = times("0 30 4 * * ?", make_time(2015, 12, 30), make_time(2016, 1, 3));
+  auto ts = cron_times("0 30 4 * * ?", make_time(2015, 12, 30), make_time(2016, 1, 3));
   CHECK(formatted(ts) ==
         std::vector<std::string>{"2015-12-30T04:30:00.000Z", "2015-12-31T04:30:00.000Z",
                                  "2016-01-01T04:30:00.000Z", "2016-01-02T04:30:00.000Z"});
 }
 
 TEST_CASE("A secondly schedule fires every second") {
-  auto ts = times("* * * * * ?", make_time(2015, 9, 13), make_time(2015, 9, 14));
+  auto ts = cron_times("* * * * * ?", make_time(2015, 9, 13), make_time(2015, 9, 14));
   CHECK(ts.size() == 86400);
 }
 
 TEST_CASE("February 29th fires only in leap years") {
-  auto ts = times("0 0 0 29 FEB ?", make_time(2015, 1, 1), make_time(2026, 1, 1));
+  auto ts = cron_times("0 0 0 29 FEB ?", make_time(2015, 1, 1), make_time(2026, 1, 1));
   CHECK(ts ==
         std::vector<Time>{make_time(2016, 2, 29), make_time(2020, 2, 29), make_time(2024, 2, 29)});
 }
 
 TEST_CASE("L in day-of-month is the last day of each month") {
-  auto ts = times("0 0 0 L * ?", kYear2016, make_time(2016, 7, 1));
+  auto ts = cron_times("0 0 0 L * ?", kYear2016, make_time(2016, 7, 1));
   CHECK(days(ts) == std::vector<int>{31, 29, 31, 30, 31, 30});
 }
 
 TEST_CASE("L-2 is two days before the last day of the month") {
-  auto ts = times("0 0 0 L-2 * ?", make_time(2015, 2, 1), make_time(2015, 4, 1));
+  auto ts = cron_times("0 0 0 L-2 * ?", make_time(2015, 2, 1), make_time(2015, 4, 1));
   CHECK(ts == std::vector<Time>{make_time(2015, 2, 26), make_time(2015, 3, 29)});
-  ts = times("0 0 0 L-2 * ?", make_time(2016, 2, 1), make_time(2016, 3, 1));
+  ts = cron_times("0 0 0 L-2 * ?", make_time(2016, 2, 1), make_time(2016, 3, 1));
   CHECK(ts == std::vector<Time>{make_time(2016, 2, 27)});
 }
 
 TEST_CASE("W picks the nearest weekday without leaving the month") {
   SECTION("the 15th on a Sunday moves to Monday the 16th") {
-    CHECK(times("0 0 0 15W FEB ?", kYear2015, kYear2016) ==
+    CHECK(cron_times("0 0 0 15W FEB ?", kYear2015, kYear2016) ==
           std::vector<Time>{make_time(2015, 2, 16)});
   }
   SECTION("the 15th on a Saturday moves to Friday the 14th") {
-    CHECK(times("0 0 0 15W AUG ?", kYear2015, kYear2016) ==
+    CHECK(cron_times("0 0 0 15W AUG ?", kYear2015, kYear2016) ==
           std::vector<Time>{make_time(2015, 8, 14)});
   }
   SECTION("the 1st on a Saturday moves forward to Monday the 3rd") {
-    CHECK(times("0 0 0 1W AUG ?", kYear2015, kYear2016) ==
+    CHECK(cron_times("0 0 0 1W AUG ?", kYear2015, kYear2016) ==
           std::vector<Time>{make_time(2015, 8, 3)});
   }
   SECTION("the 31st on a Sunday moves back to Friday the 29th") {
-    CHECK(times("0 0 0 31W MAY ?", kYear2015, kYear2016) ==
+    CHECK(cron_times("0 0 0 31W MAY ?", kYear2015, kYear2016) ==
           std::vector<Time>{make_time(2015, 5, 29)});
   }
   SECTION("a weekday stays put and months without the day are skipped") {
-    auto ts = times("0 0 0 31W * ?", make_time(2015, 5, 1), make_time(2015, 9, 1));
+    auto ts = cron_times("0 0 0 31W * ?", make_time(2015, 5, 1), make_time(2015, 9, 1));
     CHECK(ts == std::vector<Time>{make_time(2015, 5, 29), make_time(2015, 7, 31),
                                   make_time(2015, 8, 31)});
   }
 }
 
 TEST_CASE("LW is the last weekday of the month") {
-  auto ts = times("0 0 0 LW * ?", kYear2015, make_time(2015, 6, 1));
+  auto ts = cron_times("0 0 0 LW * ?", kYear2015, make_time(2015, 6, 1));
   // Jan 31 Sat, Feb 28 Sat, Mar 31 Tue, Apr 30 Thu, May 31 Sun.
   CHECK(days(ts) == std::vector<int>{30, 27, 31, 30, 29});
 }
 
 TEST_CASE("n#k is the k-th given weekday of the month") {
-  auto ts = times("0 0 0 ? * 6#3", kYear2015, kYear2016);
+  auto ts = cron_times("0 0 0 ? * 6#3", kYear2015, kYear2016);
   CHECK(days(ts) == std::vector<int>{16, 20, 20, 17, 15, 19, 17, 21, 18, 16, 20, 18});
 }
 
 TEST_CASE("#5 fires only in months that have a fifth such weekday") {
-  auto ts = times("0 0 0 ? * FRI#5", kYear2015, kYear2016);
+  auto ts = cron_times("0 0 0 ? * FRI#5", kYear2015, kYear2016);
   CHECK(ts == std::vector<Time>{make_time(2015, 1, 30), make_time(2015, 5, 29),
                                 make_time(2015, 7, 31), make_time(2015, 10, 30)});
 }
 
 TEST_CASE("nL in day-of-week is the last given weekday of the month") {
-  auto ts = times("0 0 0 ? * 5L", kYear2015, kYear2016);
+  auto ts = cron_times("0 0 0 ? * 5L", kYear2015, kYear2016);
   CHECK(days(ts) == std::vector<int>{29, 26, 26, 30, 28, 25, 30, 27, 24, 29, 26, 31});
 }
 
 TEST_CASE("L alone in day-of-week means Saturday") {
-  auto ts = times("0 0 0 ? * L", make_time(2015, 9, 1), make_time(2015, 9, 15));
+  auto ts = cron_times("0 0 0 ? * L", make_time(2015, 9, 1), make_time(2015, 9, 15));
   CHECK(ts == std::vector<Time>{make_time(2015, 9, 5), make_time(2015, 9, 12)});
 }
 
 TEST_CASE("Day-of-week numbers count from 1 = Sunday") {
   // 2015-09-13 is a Sunday.
-  auto ts = times("0 0 0 ? * 1,2", make_time(2015, 9, 12), make_time(2015, 9, 20));
+  auto ts = cron_times("0 0 0 ? * 1,2", make_time(2015, 9, 12), make_time(2015, 9, 20));
   CHECK(ts == std::vector<Time>{make_time(2015, 9, 13), make_time(2015, 9, 14)});
 }
 
 TEST_CASE("Hour ranges wrap around midnight") {
-  auto ts = times("0 0 22-2 * * ?", make_time(2015, 9, 13), make_time(2015, 9, 14));
+  auto ts = cron_times("0 0 22-2 * * ?", make_time(2015, 9, 13), make_time(2015, 9, 14));
   CHECK(ts == std::vector<Time>{make_time(2015, 9, 13, 0), make_time(2015, 9, 13, 1),
                                 make_time(2015, 9, 13, 2), make_time(2015, 9, 13, 22),
                                 make_time(2015, 9, 13, 23)});
 }
 
 TEST_CASE("Month ranges wrap around the new year") {
-  auto ts = times("0 0 0 1 NOV-FEB ?", kYear2015, kYear2016);
+  auto ts = cron_times("0 0 0 1 NOV-FEB ?", kYear2015, kYear2016);
   CHECK(ts == std::vector<Time>{make_time(2015, 1, 1), make_time(2015, 2, 1),
                                 make_time(2015, 11, 1), make_time(2015, 12, 1)});
 }
 
 TEST_CASE("Day-of-week ranges wrap around the weekend") {
   // The week of Monday 2015-09-07.
-  auto ts = times("0 0 12 ? * FRI-MON", make_time(2015, 9, 7), make_time(2015, 9, 14));
+  auto ts = cron_times("0 0 12 ? * FRI-MON", make_time(2015, 9, 7), make_time(2015, 9, 14));
   CHECK(ts == std::vector<Time>{make_time(2015, 9, 7, 12), make_time(2015, 9, 11, 12),
                                 make_time(2015, 9, 12, 12), make_time(2015, 9, 13, 12)});
 }
@@ -176,29 +176,29 @@ TEST_CASE("Day-of-week ranges wrap around the weekend") {
 TEST_CASE("Steps start at the first value and wrap with the range") {
   const Time day = make_time(2015, 9, 13);
   const Time hour_later = make_time(2015, 9, 13, 1);
-  CHECK(times("*/15 0 0 * * ?", day, hour_later) ==
+  CHECK(cron_times("*/15 0 0 * * ?", day, hour_later) ==
         std::vector<Time>{day, day + Seconds{15}, day + Seconds{30}, day + Seconds{45}});
   CHECK(
-      times("5/15 0 0 * * ?", day, hour_later) ==
+      cron_times("5/15 0 0 * * ?", day, hour_later) ==
       std::vector<Time>{day + Seconds{5}, day + Seconds{20}, day + Seconds{35}, day + Seconds{50}});
-  CHECK(times("0 10-40/10 0 * * ?", day, hour_later) ==
+  CHECK(cron_times("0 10-40/10 0 * * ?", day, hour_later) ==
         std::vector<Time>{make_time(2015, 9, 13, 0, 10), make_time(2015, 9, 13, 0, 20),
                           make_time(2015, 9, 13, 0, 30), make_time(2015, 9, 13, 0, 40)});
-  CHECK(times("0 0 22-2/2 * * ?", day, make_time(2015, 9, 14)) ==
+  CHECK(cron_times("0 0 22-2/2 * * ?", day, make_time(2015, 9, 14)) ==
         std::vector<Time>{make_time(2015, 9, 13, 0), make_time(2015, 9, 13, 2),
                           make_time(2015, 9, 13, 22)});
 }
 
 TEST_CASE("Year lists, ranges and steps limit the years") {
-  auto ts =
-      times("0 0 0 1 1 ? 2016,2018-2019,2030/50", make_time(2010, 1, 1), make_time(2199, 12, 31));
+  auto ts = cron_times("0 0 0 1 1 ? 2016,2018-2019,2030/50", make_time(2010, 1, 1),
+                       make_time(2199, 12, 31));
   CHECK(ts == std::vector<Time>{make_time(2016, 1, 1), make_time(2018, 1, 1), make_time(2019, 1, 1),
                                 make_time(2030, 1, 1), make_time(2080, 1, 1), make_time(2130, 1, 1),
                                 make_time(2180, 1, 1)});
 }
 
 TEST_CASE("Month and day names are case-insensitive") {
-  auto ts = times("0 0 0 ? jan,Mar mOn", kYear2015, kYear2016);
+  auto ts = cron_times("0 0 0 ? jan,Mar mOn", kYear2015, kYear2016);
   // Mondays: January 5, 12, 19, 26; March 2, 9, 16, 23, 30.
   CHECK(days(ts) == std::vector<int>{5, 12, 19, 26, 2, 9, 16, 23, 30});
 }

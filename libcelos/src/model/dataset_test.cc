@@ -27,7 +27,7 @@ class CommandLikeService : public FakeExternalService {
 };
 
 // The scheduler world with dataset declarations; workflows have no trigger unless given one.
-struct World : celos::testing::SchedulerWorld {
+struct DatasetWorld : celos::testing::SchedulerWorld {
   std::vector<DatasetDeclaration> declarations;
 
   void dataset(std::string id, std::string path) {
@@ -70,7 +70,7 @@ TEST_CASE("only instance paths below the root without dot components may be remo
 }
 
 TEST_CASE("linking reports unknown datasets, second producers and output paths that merge slots") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("clicks", "/data/clicks/${year}/${month}/${day}/${hour}");
   w.dataset("daily", "/data/daily/${year}-${month}-${day}");
@@ -95,7 +95,7 @@ TEST_CASE("linking reports unknown datasets, second producers and output paths t
 }
 
 TEST_CASE("a dataset declared again differently is an error of the later file") {
-  World w;
+  DatasetWorld w;
   w.declarations.push_back({Dataset{"x", "/x/${hour}", "", "_SUCCESS"}, "a.js", 1});
   w.declarations.push_back({Dataset{"x", "/x/${hour}", "", "_SUCCESS"}, "b.js", 2});
   w.declarations.push_back({Dataset{"x", "/y/${hour}", "", "_SUCCESS"}, "c.js", 3});
@@ -107,7 +107,7 @@ TEST_CASE("a dataset declared again differently is an error of the later file") 
 }
 
 TEST_CASE("a cycle through datasets is an error only when its offsets add up to 0") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("p", "/p/${day}/${hour}");
   w.dataset("q", "/q/${day}/${hour}");
@@ -130,7 +130,7 @@ TEST_CASE("a cycle through datasets is an error only when its offsets add up to 
 }
 
 TEST_CASE("the derived trigger waits for the producer's SUCCESS, an announcement or a done flag") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("raw", "/raw/${year}${month}${day}/${hour}");
   w.dataset("clean", "/clean/${year}${month}${day}/${hour}");
@@ -168,7 +168,7 @@ TEST_CASE("the derived trigger waits for the producer's SUCCESS, an announcement
 }
 
 TEST_CASE("statusTrigger treats a slot with nothing stored as WAITING") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.add("x", service, make_always_trigger());
   w.add("alert", service, make_status_trigger("x", {"FAILURE", "WAIT_TIMEOUT"}));
@@ -183,7 +183,7 @@ TEST_CASE("statusTrigger treats a slot with nothing stored as WAITING") {
 }
 
 TEST_CASE("mode new hands each instance to one successful slot and stores it with the slot") {
-  World w;
+  DatasetWorld w;
   auto producer = std::make_shared<CommandLikeService>();
   auto rollup = std::make_shared<CommandLikeService>();
   w.dataset("hourly", "/h/${year}${month}${day}/${hour}");
@@ -230,7 +230,7 @@ TEST_CASE("mode new hands each instance to one successful slot and stores it wit
 TEST_CASE(
     "atomic outputs: leftovers go before submit, failures lose incomplete output, success "
     "gets its done flag") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("out", "/out/${year}${month}${day}/${hour}");
   Workflow& wf = w.add("job", service, make_always_trigger());
@@ -267,7 +267,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a done flag that cannot be written keeps the slot RUNNING") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("out", "/out/${year}${month}${day}/${hour}");
   w.add("job", service, make_always_trigger()).outputs = {{"out"}};
@@ -288,7 +288,7 @@ TEST_CASE("a done flag that cannot be written keeps the slot RUNNING") {
 TEST_CASE(
     "killing a slot that never ran removes nothing; killing a running one removes its "
     "incomplete output") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("out", "/out/${year}${month}${day}/${hour}");
   w.add("job", service, make_always_trigger()).outputs = {{"out"}};
@@ -306,7 +306,7 @@ TEST_CASE(
 }
 
 TEST_CASE("atomicOutputs false leaves outputs alone") {
-  World w;
+  DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();
   w.dataset("out", "/out/${year}${month}${day}/${hour}");
   Workflow& wf = w.add("job", service, make_always_trigger());
@@ -327,7 +327,7 @@ TEST_CASE("atomicOutputs false leaves outputs alone") {
 // for the same single instance; the count at submit time decides.
 TEST_CASE(
     "mode new: a pick with fewer than minInstances new instances at submit time waits again") {
-  World w;
+  DatasetWorld w;
   auto consumer = std::make_shared<CommandLikeService>();
   w.dataset("ext", "/e/${year}${month}${day}/${hour}${minute}");
   Workflow& c = w.add("use", consumer);
@@ -365,7 +365,7 @@ TEST_CASE(
 }
 
 TEST_CASE("mode new: two picks of one step share out the instances, the short one waits") {
-  World w;
+  DatasetWorld w;
   auto consumer = std::make_shared<CommandLikeService>();
   w.dataset("ext", "/e/${year}${month}${day}/${hour}${minute}");
   Workflow& c = w.add("use", consumer);

@@ -11,7 +11,7 @@ using std::chrono::minutes;
 
 namespace {
 
-const Time kStart = make_time(2026, 3, 2, 0);
+const Time kDeadlinePredictorStart = make_time(2026, 3, 2, 0);
 
 Workflow workflow() {
   Workflow w;
@@ -53,10 +53,11 @@ void start(HistoryPredictor& p, Time slot, Time started) {
 TEST_CASE("a batch that runs twice as long at night is judged by its nights and by its days") {
   HistoryPredictor p;
   for (int h = 0; h < 4 * 24; ++h) {  // four days: four samples of each hour
-    const Time slot = kStart + hours(h);
+    const Time slot = kDeadlinePredictorStart + hours(h);
     run_slot(p, slot, minutes(10), to_civil(slot).hour < 6 ? minutes(60) : minutes(30));
   }
-  const Time day = kStart + hours(4 * 24 + 10), night = kStart + hours(4 * 24 + 2);
+  const Time day = kDeadlinePredictorStart + hours(4 * 24 + 10),
+             night = kDeadlinePredictorStart + hours(4 * 24 + 2);
   start(p, day, day + minutes(10));
   start(p, night, night + minutes(10));
   const auto by_day = p.predict(workflow(), running(day), day + minutes(11));
@@ -70,12 +71,12 @@ TEST_CASE("a batch that runs twice as long at night is judged by its nights and 
 TEST_CASE("one late input among an hour's samples does not become that hour's p90") {
   HistoryPredictor p;
   for (int h = 0; h < 6 * 24; ++h) {
-    const Time slot = kStart + hours(h);
+    const Time slot = kDeadlinePredictorStart + hours(h);
     const bool late = h == 24 + 14;  // the second day's 14:00: 90 minutes late
     run_slot(p, slot, late ? minutes(90) : minutes(10), minutes(30));
   }
   SlotState waiting;
-  waiting.id = {"wf", kStart + hours(6 * 24 + 14)};
+  waiting.id = {"wf", kDeadlinePredictorStart + hours(6 * 24 + 14)};
   const auto f = p.predict(workflow(), waiting, waiting.id.time + minutes(1));
   REQUIRE(f.finish);
   CHECK(*f.finish == waiting.id.time + minutes(40));  // ready 10 min, runs 30 min
@@ -86,9 +87,9 @@ TEST_CASE("an overdue run is judged by the past runs that lasted as long, else b
   HistoryPredictor p;
   for (int h = 0; h < 40; ++h) {
     const bool slow = h % 10 == 3;  // 4 of 40 runs took three times as long
-    run_slot(p, kStart + hours(h), minutes(10), slow ? minutes(90) : minutes(30));
+    run_slot(p, kDeadlinePredictorStart + hours(h), minutes(10), slow ? minutes(90) : minutes(30));
   }
-  const Time slot = kStart + hours(40);
+  const Time slot = kDeadlinePredictorStart + hours(40);
   start(p, slot, slot + minutes(10));
   // Overdue at 40 min: the runs that lasted longer took 90 min.
   auto f = p.predict(workflow(), running(slot), slot + minutes(50));

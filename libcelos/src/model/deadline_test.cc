@@ -12,7 +12,7 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-const Time kSlot = make_time(2026, 3, 28, 22, 0);
+const Time kDeadlineSlot = make_time(2026, 3, 28, 22, 0);
 
 }  // namespace
 
@@ -48,15 +48,15 @@ TEST_CASE("times of day are HH:MM or HH:MM:SS") {
 TEST_CASE("a deadline after the slot time adds the duration") {
   DeadlineRule rule;
   rule.after = hours(3);
-  CHECK(deadline_of(rule, kSlot).value() == kSlot + hours(3));
+  CHECK(deadline_of(rule, kDeadlineSlot).value() == kDeadlineSlot + hours(3));
 }
 
 TEST_CASE("a deadline at a UTC time of day falls on the slot's date plus dayOffset days") {
   DeadlineRule rule;
   rule.at = hours(6);
-  CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 28, 6, 0));
+  CHECK(deadline_of(rule, kDeadlineSlot).value() == make_time(2026, 3, 28, 6, 0));
   rule.day_offset = 1;
-  CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 29, 6, 0));
+  CHECK(deadline_of(rule, kDeadlineSlot).value() == make_time(2026, 3, 29, 6, 0));
 }
 
 TEST_CASE("a deadline at a local time follows the zone's offset, its gaps and overlaps") {
@@ -65,11 +65,11 @@ TEST_CASE("a deadline at a local time follows the zone's offset, its gaps and ov
   rule.time_zone = "Europe/Paris";
   rule.day_offset = 1;
   // 2026-03-28T22:00Z is 23:00 in Paris on the 28th; the 29th is the spring-forward day (UTC+2).
-  CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 29, 4, 0));
+  CHECK(deadline_of(rule, kDeadlineSlot).value() == make_time(2026, 3, 29, 4, 0));
   // 23:30Z on the 28th is already the 29th in Paris (00:30 local): 06:00 on the 30th.
-  CHECK(deadline_of(rule, kSlot + minutes(90)).value() == make_time(2026, 3, 30, 4, 0));
+  CHECK(deadline_of(rule, kDeadlineSlot + minutes(90)).value() == make_time(2026, 3, 30, 4, 0));
   rule.at = hours(2) + minutes(30);  // skipped on the 29th: moved later by the gap
-  CHECK(deadline_of(rule, kSlot).value() == make_time(2026, 3, 29, 1, 30));
+  CHECK(deadline_of(rule, kDeadlineSlot).value() == make_time(2026, 3, 29, 1, 30));
   rule.day_offset = 0;
   rule.at = hours(2) + minutes(30);  // 2026-10-25 02:30 happens twice: the first one (CEST)
   CHECK(deadline_of(rule, make_time(2026, 10, 24, 23, 0)).value() ==
@@ -81,7 +81,7 @@ TEST_CASE("an unknown time zone or a negative day offset is refused naming it") 
   rule.at = hours(6);
   rule.time_zone = "Mars/Olympus";
   CHECK_THAT(validate_deadline_rule(rule).error().message, Catch::Contains("Mars/Olympus"));
-  CHECK_FALSE(deadline_of(rule, kSlot));
+  CHECK_FALSE(deadline_of(rule, kDeadlineSlot));
   rule.time_zone = "UTC";
   rule.day_offset = -1;
   CHECK_THAT(validate_deadline_rule(rule).error().message, Catch::Contains("dayOffset"));
@@ -90,24 +90,24 @@ TEST_CASE("an unknown time zone or a negative day offset is refused naming it") 
 TEST_CASE("a stored deadline wins over the workflow's rule") {
   Workflow wf;
   wf.id = "wf";
-  SlotState slot = SlotState::waiting(SlotId{"wf", kSlot});
+  SlotState slot = SlotState::waiting(SlotId{"wf", kDeadlineSlot});
   CHECK_FALSE(effective_deadline(wf, slot));
   wf.deadline = DeadlineRule{};
   wf.deadline->after = hours(1);
-  CHECK(effective_deadline(wf, slot) == kSlot + hours(1));
-  slot.deadline = kSlot + hours(5);
-  CHECK(effective_deadline(wf, slot) == kSlot + hours(5));
+  CHECK(effective_deadline(wf, slot) == kDeadlineSlot + hours(1));
+  slot.deadline = kDeadlineSlot + hours(5);
+  CHECK(effective_deadline(wf, slot) == kDeadlineSlot + hours(5));
 }
 
 TEST_CASE("deadline states follow the slot, the time and the forecast") {
-  const Time deadline = kSlot + hours(3);
-  SlotState s = SlotState::waiting(SlotId{"wf", kSlot});
+  const Time deadline = kDeadlineSlot + hours(3);
+  SlotState s = SlotState::waiting(SlotId{"wf", kDeadlineSlot});
   DeadlineForecast none;
   DeadlineForecast late{deadline + minutes(1), "late"};
   DeadlineForecast early{deadline - minutes(1), "early"};
-  CHECK(deadline_state_at(s, deadline, kSlot, none) == DeadlineState::kPending);
-  CHECK(deadline_state_at(s, deadline, kSlot, early) == DeadlineState::kPending);
-  CHECK(deadline_state_at(s, deadline, kSlot, late) == DeadlineState::kAtRisk);
+  CHECK(deadline_state_at(s, deadline, kDeadlineSlot, none) == DeadlineState::kPending);
+  CHECK(deadline_state_at(s, deadline, kDeadlineSlot, early) == DeadlineState::kPending);
+  CHECK(deadline_state_at(s, deadline, kDeadlineSlot, late) == DeadlineState::kAtRisk);
   CHECK(deadline_state_at(s, deadline, deadline, early) == DeadlineState::kMissed);
   s.status = SlotStatus::kSuccess;
   CHECK(deadline_state_at(s, deadline, deadline + hours(9), none) == DeadlineState::kMet);
@@ -115,7 +115,7 @@ TEST_CASE("deadline states follow the slot, the time and the forecast") {
   CHECK(deadline_state_at(s, deadline, deadline + hours(9), none) == DeadlineState::kMissed);
   s.deadline_state.reset();
   s.status = SlotStatus::kFailure;
-  CHECK(deadline_state_at(s, deadline, kSlot, none) == DeadlineState::kMissed);
+  CHECK(deadline_state_at(s, deadline, kDeadlineSlot, none) == DeadlineState::kMissed);
   s.status = SlotStatus::kKilled;
   CHECK_FALSE(deadline_state_at(s, deadline, deadline + hours(1), none));
 }

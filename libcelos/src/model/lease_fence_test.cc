@@ -23,17 +23,16 @@ using std::chrono::minutes;
 namespace {
 
 // celos writes the done flags of a command's successful slots.
-class CommandLikeService : public FakeExternalService {
+class FencedCommandService : public FakeExternalService {
  public:
   ServiceTraits traits() const override { return {.writes_done_flags = true}; }
 };
 
 // The file system celos sees: every change it makes is logged; the story's "jobs" write to the
 // file system underneath, unlogged.
-class RecordingFileSystem : public FileSystemWrapper {
+class FencedFileSystem : public FileSystemWrapper {
  public:
-  explicit RecordingFileSystem(std::shared_ptr<MemFileSystem> fs)
-      : FileSystemWrapper(std::move(fs)) {}
+  explicit FencedFileSystem(std::shared_ptr<MemFileSystem> fs) : FileSystemWrapper(std::move(fs)) {}
   Result<void> write_files(const std::vector<FileWrite>& files) override {
     for (const FileWrite& f : files) log("write " + f.path);
     return FileSystemWrapper::write_files(files);
@@ -95,15 +94,16 @@ class FailingGuard : public LeaseGuard {
 // (`seen`). A base of World, so that they exist before the scheduler world is made.
 struct Recorded {
   std::shared_ptr<MemFileSystem> data = std::make_shared<MemFileSystem>();
-  std::shared_ptr<RecordingFileSystem> seen = std::make_shared<RecordingFileSystem>(data);
+  std::shared_ptr<FencedFileSystem> seen = std::make_shared<FencedFileSystem>(data);
 };
 
 // Two command-like workflows "a" and "b" writing the datasets out-a and out-b; the scheduler
 // confirms its lease with `guard`.
-struct World : Recorded, celos::testing::SchedulerWorld {
+struct LeaseFenceWorld : Recorded, celos::testing::SchedulerWorld {
   FailingGuard guard;
 
-  World() : SchedulerWorld({.data = seen, .service = std::make_shared<CommandLikeService>()}) {
+  LeaseFenceWorld()
+      : SchedulerWorld({.data = seen, .service = std::make_shared<FencedCommandService>()}) {
     std::vector<DatasetDeclaration> declarations;
     for (std::string id : {"a", "b"}) {
       declarations.push_back(
@@ -159,7 +159,7 @@ bool has(const std::vector<std::string>& effects, const std::string& prefix) {
 }  // namespace
 
 TEST_CASE("without a lost lease the fence story removes, flags, submits, starts and kills") {
-  World w;
+  LeaseFenceWorld w;
   w.story();
   const auto effects = w.effects();
   CHECK(has(effects, "remove /out/a/20150913/00"));  // leftover, before submit
@@ -176,13 +176,13 @@ TEST_CASE("without a lost lease the fence story removes, flags, submits, starts 
 TEST_CASE("after the lease is lost at any confirm, nothing more is removed, flagged or started") {
   int total = 0;
   {
-    World w;
+    LeaseFenceWorld w;
     w.story();
     total = w.guard.confirms;
   }
   for (int n = 1; n <= total; ++n) {
     INFO("the lease is lost at confirm " << n << " of " << total);
-    World w;
+    LeaseFenceWorld w;
     std::vector<std::string> at_failure;
     w.guard.fail_at = n;
     w.guard.on_failure = [&] { at_failure = w.effects(); };
@@ -193,7 +193,7 @@ TEST_CASE("after the lease is lost at any confirm, nothing more is removed, flag
 }
 
 TEST_CASE("a step that lost its lease stops, reports it and leaves the state as it is") {
-  World w;
+  LeaseFenceWorld w;
   const Time now = kStart + minutes(1);
   w.scheduler.step(now);  // a@00, b@00 READY
   w.guard.fail_at = 1;

@@ -11,7 +11,7 @@ namespace celos {
 namespace {
 
 // How many events the sender takes from the spool at once.
-constexpr std::size_t kBatch = 64;
+constexpr std::size_t kSendBatch = 64;
 // How often a node that may not send (a standby) asks again.
 constexpr std::chrono::milliseconds kNotLeaderPoll{1000};
 
@@ -131,7 +131,7 @@ void LineageSender::stop() {
 std::optional<std::chrono::milliseconds> LineageSender::send_due() {
   if (options_.may_send && !options_.may_send()) return kNotLeaderPoll;
   for (;;) {
-    const std::vector<SpoolEntry> batch = spool_.pending(kBatch);
+    const std::vector<SpoolEntry> batch = spool_.pending(kSendBatch);
     if (batch.empty()) break;
     std::vector<std::uint64_t> done;
     bool going = true;

@@ -20,7 +20,7 @@ namespace json = boost::json;
 
 namespace {
 
-const Time kNow = kStart + minutes(1);  // one slot: 00:00
+const Time kLineageNow = kStart + minutes(1);  // one slot: 00:00
 
 LineageOptions options() {
   LineageOptions o;
@@ -30,10 +30,10 @@ LineageOptions options() {
 }
 
 // The scheduler world with the spool on its database's file system, under /db/lineage.
-struct World : celos::testing::SchedulerWorld {
+struct LineageWorld : celos::testing::SchedulerWorld {
   std::unique_ptr<LineageSpool> spool;
 
-  explicit World(std::size_t capacity = 1000) {
+  explicit LineageWorld(std::size_t capacity = 1000) {
     Workflow wf = workflow("wc");
     wf.max_retry_count = 1;
     wf.inputs = {{"raw"}};
@@ -61,8 +61,8 @@ struct World : celos::testing::SchedulerWorld {
     for (int i = 0; i < n; ++i) {
       SlotState ready = SlotState::of({"wc", kStart + hours(i)}, SlotStatus::kReady);
       SlotState running = ready.running("job").value();
-      running.run_id = new_run_id(kNow);
-      auto ticket = spool->prepare({SlotChange{ready, running, kNow, "step"}});
+      running.run_id = new_run_id(kLineageNow);
+      auto ticket = spool->prepare({SlotChange{ready, running, kLineageNow, "step"}});
       REQUIRE(ticket);
       spool->settle(*ticket, true);
     }
@@ -84,9 +84,9 @@ std::string run_of(const json::object& e) { return str(e.at("run").at("runId"));
 
 TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE when it succeeds",
           "[lineage]") {
-  World w;
-  w.scheduler.step(kNow);  // READY
-  w.scheduler.step(kNow);  // RUNNING
+  LineageWorld w;
+  w.scheduler.step(kLineageNow);  // READY
+  w.scheduler.step(kLineageNow);  // RUNNING
   const SlotState running = w.state("wc", kStart);
   REQUIRE(running.status == SlotStatus::kRunning);
   REQUIRE(running.run_id);
@@ -95,7 +95,7 @@ TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE wh
   const json::object& start = events[0];
   CHECK(type_of(start) == "START");
   CHECK(run_of(start) == *running.run_id);
-  CHECK(str(start.at("eventTime")) == format_time(kNow));
+  CHECK(str(start.at("eventTime")) == format_time(kLineageNow));
   CHECK(str(start.at("job").at("namespace")) == "prod");
   CHECK(str(start.at("job").at("name")) == "wc");
   const json::value& nominal = start.at("run").at("facets").at("nominalTime");
@@ -108,7 +108,7 @@ TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE wh
   CHECK_FALSE(start.at("run").at("facets").as_object().contains("parent"));  // a live slot
 
   w.service->set_status(*running.external_id, JobState::kSuccess);
-  w.scheduler.step(kNow);
+  w.scheduler.step(kLineageNow);
   CHECK_FALSE(w.state("wc", kStart).run_id);  // the attempt is over
   events = w.events();
   REQUIRE(events.size() == 2);
@@ -119,14 +119,14 @@ TEST_CASE("an attempt is one run: START when it is recorded RUNNING, COMPLETE wh
 
 TEST_CASE("a retry is a new run: FAIL with an errorMessage, then START with a run id of its own",
           "[lineage]") {
-  World w;
-  w.scheduler.step(kNow);
-  w.scheduler.step(kNow);
+  LineageWorld w;
+  w.scheduler.step(kLineageNow);
+  w.scheduler.step(kLineageNow);
   const SlotState first = w.state("wc", kStart);
   w.service->set_status(*first.external_id, JobState::kFailure);
-  w.scheduler.step(kNow);  // WAITING, retry 1
-  w.scheduler.step(kNow);  // READY
-  w.scheduler.step(kNow);  // RUNNING again
+  w.scheduler.step(kLineageNow);  // WAITING, retry 1
+  w.scheduler.step(kLineageNow);  // READY
+  w.scheduler.step(kLineageNow);  // RUNNING again
   const SlotState second = w.state("wc", kStart);
   REQUIRE(second.status == SlotStatus::kRunning);
   REQUIRE(second.run_id != first.run_id);
@@ -142,11 +142,11 @@ TEST_CASE("a retry is a new run: FAIL with an errorMessage, then START with a ru
 }
 
 TEST_CASE("a kill of a running slot ends its run with ABORT", "[lineage]") {
-  World w;
-  w.scheduler.step(kNow);
-  w.scheduler.step(kNow);
+  LineageWorld w;
+  w.scheduler.step(kLineageNow);
+  w.scheduler.step(kLineageNow);
   const SlotState running = w.state("wc", kStart);
-  REQUIRE(w.scheduler.kill("wc", kStart, kNow));
+  REQUIRE(w.scheduler.kill("wc", kStart, kLineageNow));
   auto events = w.events();
   REQUIRE(events.size() == 2);
   CHECK(type_of(events[1]) == "ABORT");
@@ -154,7 +154,7 @@ TEST_CASE("a kill of a running slot ends its run with ABORT", "[lineage]") {
 }
 
 TEST_CASE("the runs of a backfill plan's slots name the plan as their parent run", "[lineage]") {
-  World w;
+  LineageWorld w;
   const Time later = kStart + hours(24 * 30);  // every live slot done: only the plan's slot runs
   std::vector<SlotState> done;
   for (Time t = later - kSlidingWindow; t < later + hours(1); t += hours(1))
@@ -202,10 +202,10 @@ TEST_CASE("a crash at any write keeps an event exactly when its slot change was 
   // START left is of a slot stored RUNNING with its run id, and every RUNNING slot has its START.
   for (int n = 1; n <= 12; ++n) {
     CAPTURE(n);
-    World w;
-    w.scheduler.step(kNow);  // READY
+    LineageWorld w;
+    w.scheduler.step(kLineageNow);  // READY
     w.db_fs->fail_at_write(n);
-    w.scheduler.step(kNow);  // RUNNING, or not
+    w.scheduler.step(kLineageNow);  // RUNNING, or not
     w.db_fs->fail_at_write(0);
     w.open();
     const SlotState stored = w.state("wc", kStart);
@@ -222,12 +222,12 @@ TEST_CASE("a crash at any write keeps an event exactly when its slot change was 
 TEST_CASE(
     "an event prepared but never settled is kept after a restart only if its change is stored",
     "[lineage]") {
-  World w;
-  w.scheduler.step(kNow);
+  LineageWorld w;
+  w.scheduler.step(kLineageNow);
   SlotState ready = w.state("wc", kStart);
   SlotState running = ready.running("job-9").value();
-  running.run_id = new_run_id(kNow);
-  const SlotChange change{ready, running, kNow, "step"};
+  running.run_id = new_run_id(kLineageNow);
+  const SlotChange change{ready, running, kLineageNow, "step"};
   REQUIRE(w.spool->prepare({change}));  // the crash comes before the slot is written
   w.open();
   CHECK(w.events().empty());
@@ -267,7 +267,7 @@ TEST_CASE(
     "a write's events are synced by the database's write, before its states; a failed sync "
     "stores nothing",
     "[lineage]") {
-  World w;  // its workflow; the database and spool below are on a recording file system
+  LineageWorld w;  // its workflow; the database and spool below are on a recording file system
   auto fs = std::make_shared<OrderingFileSystem>(std::make_shared<MemFileSystem>());
   auto db = make_file_state_database(fs, "/db");
   auto spool = LineageSpool::open(
@@ -276,8 +276,8 @@ TEST_CASE(
   auto change = [](Time t) {
     SlotState ready = SlotState::of({"wc", t}, SlotStatus::kReady);
     SlotState running = ready.running("job").value();
-    running.run_id = new_run_id(kNow);
-    return SlotChange{ready, running, kNow, "step"};
+    running.run_id = new_run_id(kLineageNow);
+    return SlotChange{ready, running, kLineageNow, "step"};
   };
   fs->calls.clear();
   REQUIRE(put_changes(*db, spool->get(), {change(kStart)}));
@@ -294,7 +294,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a full spool drops its oldest events and counts them", "[lineage]") {
-  World w(2);
+  LineageWorld w(2);
   w.start_runs(3);
   CHECK(w.spool->size() == 2);
   CHECK(w.spool->dropped() == 1);
@@ -307,7 +307,7 @@ TEST_CASE("a full spool drops its oldest events and counts them", "[lineage]") {
 
 TEST_CASE("the sender posts in order, retries 5xx and network errors, drops a 4xx after 3 tries",
           "[lineage]") {
-  World w;
+  LineageWorld w;
   w.start_runs(3);
   auto http = std::make_shared<FakeHttpClient>();
   std::vector<int> answers = {503, 0, 200, 400, 400, 400, 201};  // 0: connection refused

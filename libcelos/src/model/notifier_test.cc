@@ -16,12 +16,12 @@ namespace {
 
 const Time kT = make_time(2015, 9, 13, 1);
 
-struct World {
+struct NotifierWorld {
   std::shared_ptr<FakeHttpClient> http = std::make_shared<FakeHttpClient>();
   WorkflowConfig config;
   int failures_left = 0;
 
-  World() {
+  NotifierWorld() {
     Workflow w;
     w.id = "wf";
     w.url = "http://wiki/wf";
@@ -59,12 +59,13 @@ struct World {
 }  // namespace
 
 TEST_CASE("a change into a listed status notifies the workflow's and the default webhooks") {
-  World w;
+  NotifierWorld w;
   NotificationQueue queue(w.options());
-  queue.add(World::change("wf", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
-  queue.add(World::change("wf", SlotStatus::kRunning, SlotStatus::kSuccess), w.config);
-  queue.add(World::change("other", SlotStatus::kRunning, SlotStatus::kSuccess), w.config);
-  queue.add(World::change("other", SlotStatus::kWaiting, SlotStatus::kWaitTimeout), w.config);
+  queue.add(NotifierWorld::change("wf", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
+  queue.add(NotifierWorld::change("wf", SlotStatus::kRunning, SlotStatus::kSuccess), w.config);
+  queue.add(NotifierWorld::change("other", SlotStatus::kRunning, SlotStatus::kSuccess), w.config);
+  queue.add(NotifierWorld::change("other", SlotStatus::kWaiting, SlotStatus::kWaitTimeout),
+            w.config);
   CHECK(queue.size() == 4);  // wf FAILURE x2 webhooks, wf SUCCESS, other WAIT_TIMEOUT
   CHECK(queue.send_due(kT) == std::nullopt);
   REQUIRE(w.http->requests.size() == 4);
@@ -85,10 +86,10 @@ TEST_CASE("a change into a listed status notifies the workflow's and the default
 }
 
 TEST_CASE("a failed notification is retried with growing delays, then given up") {
-  World w;
+  NotifierWorld w;
   NotificationQueue queue(w.options());
   w.failures_left = 2;
-  queue.add(World::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
+  queue.add(NotifierWorld::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
   CHECK(queue.send_due(kT) == kT + seconds(5));
   CHECK(queue.send_due(kT + seconds(4)) == kT + seconds(5));  // not due: nothing sent
   CHECK(w.http->requests.size() == 1);
@@ -98,7 +99,7 @@ TEST_CASE("a failed notification is retried with growing delays, then given up")
   CHECK(queue.delivered() == 1);
 
   w.failures_left = 1000;
-  queue.add(World::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
+  queue.add(NotifierWorld::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
   Time now = kT;
   while (auto next = queue.send_due(now)) now = *next;
   CHECK(queue.undeliverable() == 1);
@@ -107,14 +108,14 @@ TEST_CASE("a failed notification is retried with growing delays, then given up")
 }
 
 TEST_CASE("a full queue drops its oldest notification and counts it") {
-  World w;
+  NotifierWorld w;
   auto options = w.options();
   options.capacity = 2;
   int reported = 0;
   options.on_drop = [&reported] { ++reported; };
   NotificationQueue queue(options);
   for (int i = 0; i < 3; ++i) {
-    queue.add(World::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
+    queue.add(NotifierWorld::change("other", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
   }
   CHECK(queue.size() == 2);
   CHECK(queue.dropped() == 1);
@@ -122,7 +123,7 @@ TEST_CASE("a full queue drops its oldest notification and counts it") {
 }
 
 TEST_CASE("a refused webhook is not called, not retried, and counted") {
-  World w;
+  NotifierWorld w;
   auto options = w.options();
   int reported = 0;
   options.refuse = [](const std::string& url) -> std::optional<std::string> {
@@ -131,7 +132,7 @@ TEST_CASE("a refused webhook is not called, not retried, and counted") {
   };
   options.on_refused = [&reported] { ++reported; };
   NotificationQueue queue(options);
-  queue.add(World::change("wf", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
+  queue.add(NotifierWorld::change("wf", SlotStatus::kRunning, SlotStatus::kFailure), w.config);
   CHECK(queue.send_due(kT) == std::nullopt);  // nothing left to retry
   REQUIRE(w.http->requests.size() == 1);
   CHECK(w.http->requests[0].url == "http://hooks/wf");
@@ -141,10 +142,11 @@ TEST_CASE("a refused webhook is not called, not retried, and counted") {
 }
 
 TEST_CASE("the notifier delivers from its own thread") {
-  World w;
+  NotifierWorld w;
   auto config = std::make_shared<WorkflowConfig>(w.config);
   Notifier notifier([config] { return config; }, w.options());
-  notifier.on_slot_changes({World::change("wf", SlotStatus::kRunning, SlotStatus::kSuccess)});
+  notifier.on_slot_changes(
+      {NotifierWorld::change("wf", SlotStatus::kRunning, SlotStatus::kSuccess)});
   for (int i = 0; i < 500 && notifier.queue().delivered() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -13,8 +13,8 @@ namespace {
 
 // One hourly workflow "wf" with slot history; the resolver serves the database's file system, so
 // db_fs holds every file.
-struct World : celos::testing::SchedulerWorld {
-  World() : SchedulerWorld({.data_on_db_fs = true, .history = true}) { add("wf"); }
+struct RangeOpsWorld : celos::testing::SchedulerWorld {
+  RangeOpsWorld() : SchedulerWorld({.data_on_db_fs = true, .history = true}) { add("wf"); }
 
   void store(Time t, SlotStatus s, std::optional<std::string> job = {}) {
     SchedulerWorld::store("wf", t, s, std::move(job));
@@ -35,7 +35,7 @@ struct World : celos::testing::SchedulerWorld {
 }  // namespace
 
 TEST_CASE("a dry-run range rerun lists what would move and what is skipped, changing nothing") {
-  World w;
+  RangeOpsWorld w;
   w.store(kStart, SlotStatus::kFailure);
   w.store(kStart + hours(1), SlotStatus::kRunning, "job-1");
   w.store(kStart + hours(2), SlotStatus::kSuccess);
@@ -56,7 +56,7 @@ TEST_CASE("a dry-run range rerun lists what would move and what is skipped, chan
 }
 
 TEST_CASE("a range rerun with a status filter reruns only those slots, with markers and history") {
-  World w;
+  RangeOpsWorld w;
   w.store(kStart, SlotStatus::kFailure);
   w.store(kStart + hours(1), SlotStatus::kSuccess);
   w.store(kStart + hours(2), SlotStatus::kFailure);
@@ -78,7 +78,7 @@ TEST_CASE("a range rerun with a status filter reruns only those slots, with mark
 }
 
 TEST_CASE("a range kill kills running jobs and skips final slots") {
-  World w;
+  RangeOpsWorld w;
   w.store(kStart, SlotStatus::kRunning, "job-7");
   w.store(kStart + hours(1), SlotStatus::kSuccess);
   auto r = w.scheduler.range(RangeAction::kKill, w.request(kStart, kStart + hours(2)));
@@ -91,7 +91,7 @@ TEST_CASE("a range kill kills running jobs and skips final slots") {
 }
 
 TEST_CASE("a range over 10,000 slots or inverted is refused and changes nothing") {
-  World w;
+  RangeOpsWorld w;
   auto big =
       w.scheduler.range(RangeAction::kRerun, w.request(kStart, kStart + hours(kMaxRangeSlots + 1)));
   REQUIRE_FALSE(big);
@@ -116,7 +116,7 @@ TEST_CASE("a range over 10,000 slots or inverted is refused and changes nothing"
 }
 
 TEST_CASE("every change of a step is recorded in the slot history with the step's time") {
-  World w;
+  RangeOpsWorld w;
   const Time now = kStart + hours(1) + std::chrono::minutes(5);
   w.scheduler.step(now);
   w.scheduler.step(now + hours(1));

@@ -17,7 +17,7 @@ using std::chrono::seconds;
 
 namespace {
 
-const Time kStart = make_time(2015, 9, 13, 0);
+const Time kRetryStart = make_time(2015, 9, 13, 0);
 
 Workflow backoff_workflow(std::int64_t delay, double factor, std::int64_t max) {
   Workflow w;
@@ -51,21 +51,21 @@ TEST_CASE("a failed slot waits for its retry time: no READY, no WAIT_TIMEOUT, th
   w.strategy = make_serial_strategy(1);
   w.trigger = make_always_trigger();
   w.service = service;
-  w.start_time = kStart;
+  w.start_time = kRetryStart;
   w.max_retry_count = 2;
   w.wait_timeout_seconds = 60;  // would time out at once without the back-off rule
   config->workflows["wf"] = w;
   auto source = make_static_workflow_source(config);
   Scheduler scheduler(*source, *db, resolver);
-  const Time t0 = kStart + minutes(30);
-  auto status = [&] { return db->get_slot({"wf", kStart}).value().value(); };
-  REQUIRE(db->put_slots({SlotState::of({"wf", kStart}, SlotStatus::kRunning, "job-0")}));
+  const Time t0 = kRetryStart + minutes(30);
+  auto status = [&] { return db->get_slot({"wf", kRetryStart}).value().value(); };
+  REQUIRE(db->put_slots({SlotState::of({"wf", kRetryStart}, SlotStatus::kRunning, "job-0")}));
   service->set_status("job-0", ExternalStatus::kFailure);
   scheduler.step(t0);
   CHECK(status().status == SlotStatus::kWaiting);
   CHECK(status().retry_count == 1);
   CHECK(status().retry_at == t0 + minutes(10));
-  auto tree = scheduler.trigger_status("wf", kStart, t0 + minutes(5));
+  auto tree = scheduler.trigger_status("wf", kRetryStart, t0 + minutes(5));
   REQUIRE(tree);
   CHECK(tree->type == "RetryBackoff");
   CHECK_FALSE(tree->ready);
@@ -76,7 +76,7 @@ TEST_CASE("a failed slot waits for its retry time: no READY, no WAIT_TIMEOUT, th
   CHECK(status().status == SlotStatus::kWaiting);  // neither READY nor WAIT_TIMEOUT
   scheduler.step(t0 + minutes(10));
   CHECK(status().status == SlotStatus::kReady);
-  CHECK(scheduler.trigger_status("wf", kStart, t0 + minutes(10))->type == "AlwaysTrigger");
+  CHECK(scheduler.trigger_status("wf", kRetryStart, t0 + minutes(10))->type == "AlwaysTrigger");
   scheduler.step(t0 + minutes(11));
   CHECK(status().status == SlotStatus::kRunning);
   CHECK_FALSE(status().retry_at);

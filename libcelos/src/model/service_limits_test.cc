@@ -22,8 +22,8 @@ const std::string kEndpoint = "oozie http://oozie:11000/oozie";
 
 // Hourly workflows on one fake service whose limit endpoint is kEndpoint, ten slots at a time,
 // on the manual clock (the step's clock is its `now` only).
-struct World : celos::testing::SchedulerWorld {
-  World() {
+struct ServiceLimitsWorld : celos::testing::SchedulerWorld {
+  ServiceLimitsWorld() {
     service->set_endpoint(kEndpoint);
     scheduler.set_clock(clock);
   }
@@ -78,7 +78,7 @@ TEST_CASE("an endpoint's capacity goes to every workflow's live picks before any
 }
 
 TEST_CASE("maxConcurrent counts the RUNNING slots of all the endpoint's workflows") {
-  World w;
+  ServiceLimitsWorld w;
   w.add_wide("a");
   w.add_wide("b");
   w.limit({.submits_per_second = std::nullopt, .max_concurrent = 3});
@@ -107,7 +107,7 @@ TEST_CASE("maxConcurrent counts the RUNNING slots of all the endpoint's workflow
 }
 
 TEST_CASE("a partial step before any full step submits nothing to a maxConcurrent endpoint") {
-  World w;
+  ServiceLimitsWorld w;
   w.add_wide("a");
   w.add_wide("b");  // not stepped: its RUNNING slots are unknown
   w.limit({.submits_per_second = std::nullopt, .max_concurrent = 3});
@@ -121,7 +121,7 @@ TEST_CASE("a partial step before any full step submits nothing to a maxConcurren
 }
 
 TEST_CASE("submitsPerSecond holds submissions back across steps on the step's clock") {
-  World w;
+  ServiceLimitsWorld w;
   w.add_wide("a");
   w.add_wide("b");
   w.limit({.submits_per_second = 2, .max_concurrent = std::nullopt});
@@ -144,7 +144,7 @@ TEST_CASE("submitsPerSecond holds submissions back across steps on the step's cl
 }
 
 TEST_CASE("limits apply only to the endpoint named, and not without a declaration") {
-  World w;
+  ServiceLimitsWorld w;
   w.add_wide("a");
   w.config->service_limits["oozie http://elsewhere:11000/oozie"] = {.submits_per_second = 1,
                                                                     .max_concurrent = 1};
@@ -155,7 +155,7 @@ TEST_CASE("limits apply only to the endpoint named, and not without a declaratio
 }
 
 TEST_CASE("live picks of one workflow go before backfill picks of another on one endpoint") {
-  World w;
+  ServiceLimitsWorld w;
   w.add("a");
   w.add("b");
   w.limit({.submits_per_second = std::nullopt, .max_concurrent = 1});

@@ -9,8 +9,8 @@
 namespace celos {
 namespace {
 
-constexpr std::array<std::string_view, 7> kNames = {"WAITING", "READY",        "RUNNING", "SUCCESS",
-                                                    "FAILURE", "WAIT_TIMEOUT", "KILLED"};
+constexpr std::array<std::string_view, 7> kStatusNames = {
+    "WAITING", "READY", "RUNNING", "SUCCESS", "FAILURE", "WAIT_TIMEOUT", "KILLED"};
 
 // One table of legal transitions so that every operation checks the same way.
 Result<SlotState> transition(const SlotState& from, std::initializer_list<SlotStatus> allowed,
@@ -41,11 +41,11 @@ std::string new_run_id(Time now) {
                      high & 0xFFFF, low >> 48, low & 0xFFFFFFFFFFFFULL);
 }
 
-std::string_view to_string(SlotStatus s) { return kNames[static_cast<std::size_t>(s)]; }
+std::string_view to_string(SlotStatus s) { return kStatusNames[static_cast<std::size_t>(s)]; }
 
 Result<SlotStatus> parse_slot_status(std::string_view text) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == text) return static_cast<SlotStatus>(i);
+  for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
+    if (kStatusNames[i] == text) return static_cast<SlotStatus>(i);
   }
   return fail(fmt::format("unknown slot status \"{}\"", text), ErrorCode::kInvalid);
 }

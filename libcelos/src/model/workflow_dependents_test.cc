@@ -12,7 +12,7 @@ using celos::testing::kStart;
 
 namespace {
 
-struct World : celos::testing::SchedulerWorld {
+struct WorkflowDependentsWorld : celos::testing::SchedulerWorld {
   Workflow& add(std::string id, TriggerPtr trigger = nullptr) {
     Workflow w = workflow(id, std::make_shared<FakeExternalService>());
     w.trigger = std::move(trigger);
@@ -24,7 +24,7 @@ struct World : celos::testing::SchedulerWorld {
 }  // namespace
 
 TEST_CASE("success and status triggers anywhere in a trigger tree make their workflow dependent") {
-  World w;
+  WorkflowDependentsWorld w;
   w.add("a", make_always_trigger());
   w.add("b", make_always_trigger());
   w.add(
@@ -42,7 +42,7 @@ TEST_CASE("success and status triggers anywhere in a trigger tree make their wor
 }
 
 TEST_CASE("a dataset's consumers depend on the dataset and on its producer") {
-  World w;
+  WorkflowDependentsWorld w;
   w.add("producer", make_always_trigger()).outputs = {{"clicks"}};
   w.add("consumer").inputs = {{"clicks"}};
   w.add("incremental").inputs = {{"clicks", 0, InputMode::kNew, 2}};

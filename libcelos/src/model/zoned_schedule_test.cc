@@ -21,7 +21,7 @@ std::shared_ptr<const Schedule> zoned(std::string_view expr, std::string_view zo
   return make_cron_schedule(*e, *z, rule);
 }
 
-std::vector<Time> times(const Schedule& s, Time start, Time end) {
+std::vector<Time> zoned_times(const Schedule& s, Time start, Time end) {
   auto t = s.times(start, end, ScheduleContext{});
   REQUIRE(t);
   return *t;
@@ -41,9 +41,9 @@ std::vector<ScheduledTime> paris_day(std::string_view expr, int month, int day, 
 
 TEST_CASE("a daily 06:00 Paris schedule runs at 04:00Z in summer and 05:00Z in winter") {
   const auto s = zoned("0 0 6 * * ?", "Europe/Paris");
-  CHECK(times(*s, make_time(2026, 7, 1), make_time(2026, 7, 2)) ==
+  CHECK(zoned_times(*s, make_time(2026, 7, 1), make_time(2026, 7, 2)) ==
         std::vector<Time>{make_time(2026, 7, 1, 4)});
-  CHECK(times(*s, make_time(2026, 12, 1), make_time(2026, 12, 2)) ==
+  CHECK(zoned_times(*s, make_time(2026, 12, 1), make_time(2026, 12, 2)) ==
         std::vector<Time>{make_time(2026, 12, 1, 5)});
   CHECK(s->time_zone().name() == "Europe/Paris");
   CHECK(s->describe() == "cronSchedule(0 0 6 * * ?) in Europe/Paris");
@@ -84,19 +84,19 @@ TEST_CASE("an interval schedule fires nothing in the gap and both passes of the 
   CHECK(fall.size() == 50);
   for (const auto& s : fall) CHECK(s.rule == DstApplied::kNone);
   // A step in the hour field is an interval too.
-  CHECK(times(*zoned("0 0 */1 * * ?", "Europe/Paris"), spring, make_time(2026, 3, 29, 22)).size() ==
-        23);
+  CHECK(zoned_times(*zoned("0 0 */1 * * ?", "Europe/Paris"), spring, make_time(2026, 3, 29, 22))
+            .size() == 23);
 }
 
 TEST_CASE("hourly slots move only in zones whose offset is not whole hours") {
   const auto kolkata = make_hourly_schedule(*TimeZone::load("Asia/Kolkata"));
-  CHECK(times(*kolkata, make_time(2026, 1, 1), make_time(2026, 1, 1, 2)) ==
+  CHECK(zoned_times(*kolkata, make_time(2026, 1, 1), make_time(2026, 1, 1, 2)) ==
         std::vector<Time>{make_time(2026, 1, 1, 0, 30), make_time(2026, 1, 1, 1, 30)});
   const auto paris = make_hourly_schedule(*TimeZone::load("Europe/Paris"));
-  CHECK(times(*paris, make_time(2026, 1, 1), make_time(2026, 1, 1, 2)) ==
+  CHECK(zoned_times(*paris, make_time(2026, 1, 1), make_time(2026, 1, 1, 2)) ==
         std::vector<Time>{make_time(2026, 1, 1), make_time(2026, 1, 1, 1)});
   const auto kathmandu = make_minutely_schedule(*TimeZone::load("Asia/Kathmandu"));
-  CHECK(times(*kathmandu, make_time(2026, 1, 1), make_time(2026, 1, 1, 0, 2)).size() == 2);
+  CHECK(zoned_times(*kathmandu, make_time(2026, 1, 1), make_time(2026, 1, 1, 0, 2)).size() == 2);
 }
 
 TEST_CASE("fixed and interval are told apart by the hour field alone") {

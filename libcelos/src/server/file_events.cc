@@ -29,7 +29,7 @@ class NotingFileSystem final : public FileSystemWrapper {
   LocalPathWatch& watch_;
 };
 
-std::string parent_of(const std::string& path) {
+std::string watch_parent(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos || slash == 0) return "/";
   return path.substr(0, slash);
@@ -38,7 +38,7 @@ std::string parent_of(const std::string& path) {
 // The nearest ancestor of `dir` (itself included) that is a directory now.
 std::string existing_ancestor(std::string dir) {
   std::error_code error;
-  while (dir != "/" && !std::filesystem::is_directory(dir, error)) dir = parent_of(dir);
+  while (dir != "/" && !std::filesystem::is_directory(dir, error)) dir = watch_parent(dir);
   return dir;
 }
 
@@ -81,7 +81,7 @@ bool LocalPathWatch::is_local(std::string_view uri) const {
 }
 
 void LocalPathWatch::note_missing(const std::string& path) {
-  const std::string parent = parent_of(path);
+  const std::string parent = watch_parent(path);
   {
     MutexLock lock(mutex_);
     if (watched_for_.count(parent) > 0) return;  // the common case: no system call

@@ -43,10 +43,10 @@ class EmptyWorld final : public TriggerContext {
   Time now_;
 };
 
-std::string tree_text(const Result<TriggerStatus>& tree) {
+std::string plan_tree_text(const Result<TriggerStatus>& tree) {
   if (!tree) return "error: " + tree.error().message;
   std::string out = tree->type + ": " + tree->description;
-  for (const TriggerStatus& sub : tree->sub_statuses) out += " [" + tree_text(sub) + "]";
+  for (const TriggerStatus& sub : tree->sub_statuses) out += " [" + plan_tree_text(sub) + "]";
   return out;
 }
 
@@ -75,8 +75,8 @@ std::vector<std::string> changes_of(const Workflow& a, const Workflow& b, Time a
   differs("startTime", format_time(a.start_time), format_time(b.start_time));
   differs("externalService", a.service->describe(), b.service->describe());
   EmptyWorld world(at);
-  differs("trigger", tree_text(a.trigger->evaluate(at, world)),
-          tree_text(b.trigger->evaluate(at, world)));
+  differs("trigger", plan_tree_text(a.trigger->evaluate(at, world)),
+          plan_tree_text(b.trigger->evaluate(at, world)));
   differs("inputs", uses_text(a.inputs), uses_text(b.inputs));
   differs("outputs", uses_text(a.outputs), uses_text(b.outputs));
   return what;
@@ -122,7 +122,7 @@ std::string slot_json(const SlotId& s) {
                      format_time(s.time));
 }
 
-void write_json(const Plan& p, std::ostream& out) {
+void write_plan_json(const Plan& p, std::ostream& out) {
   const auto list = [](const auto& items, auto render) {
     std::string s;
     for (const auto& item : items) s += (s.empty() ? "" : ",") + render(item);
@@ -147,7 +147,7 @@ void write_json(const Plan& p, std::ostream& out) {
 }
 
 // Per workflow: how many slots were added, removed, moved, and the first few of each.
-void write_text(const Plan& p, std::ostream& out) {
+void write_plan_text(const Plan& p, std::ostream& out) {
   out << fmt::format(
       "plan for {} .. {}: {} slots added, {} removed, {} moved; {} workflows added, {} removed, "
       "{} changed\n",
@@ -214,9 +214,9 @@ bool write_plan(const WorkflowConfig& from, const WorkflowConfig& to, const Plan
                 std::ostream& out) {
   const Plan p = make_plan(from, to, floor_seconds(options.now), options.days);
   if (options.json) {
-    write_json(p, out);
+    write_plan_json(p, out);
   } else {
-    write_text(p, out);
+    write_plan_text(p, out);
   }
   return !(p.added.empty() && p.removed.empty() && p.moved.empty() && p.changed.empty());
 }

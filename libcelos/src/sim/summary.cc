@@ -53,10 +53,10 @@ std::string seconds_text(const Durations& d) {
   return fmt::format("{}/{}", d.total_ms / d.count / 1000, d.max_ms / 1000);
 }
 
-void tree_text(const TriggerStatus& t, int depth, std::string& out) {
+void status_tree_text(const TriggerStatus& t, int depth, std::string& out) {
   out += fmt::format("{:{}}- {} {}: {}\n", "", depth * 2 + 6, t.ready ? "ready" : "not ready",
                      t.type, t.description);
-  for (const TriggerStatus& sub : t.sub_statuses) tree_text(sub, depth + 1, out);
+  for (const TriggerStatus& sub : t.sub_statuses) status_tree_text(sub, depth + 1, out);
 }
 
 std::string tree_json(const TriggerStatus& t) {
@@ -67,8 +67,8 @@ std::string tree_json(const TriggerStatus& t) {
                      json_quote(t.type), t.ready, json_quote(t.description), subs);
 }
 
-void write_text(const std::vector<WorkflowSummary>& ws, World& world, const RunFacts& facts,
-                const Expectations& expectations, std::ostream& out) {
+void write_summary_text(const std::vector<WorkflowSummary>& ws, World& world, const RunFacts& facts,
+                        const Expectations& expectations, std::ostream& out) {
   out << fmt::format("simulated {} .. {} (step {} s): {} steps, {} workflows, {} slot changes\n",
                      format_time(facts.first), format_time(facts.last), world.scenario.step.count(),
                      facts.steps, ws.size(), world.timeline.changes());
@@ -87,7 +87,7 @@ void write_text(const std::vector<WorkflowSummary>& ws, World& world, const RunF
   for (const WorkflowSummary& w : ws) {
     for (const auto& [slot, tree] : w.waiting) {
       waiting += fmt::format("  {}\n", to_string(slot.id));
-      if (tree) tree_text(*tree, 0, waiting);
+      if (tree) status_tree_text(*tree, 0, waiting);
     }
     if (w.more_waiting > 0)
       waiting += fmt::format("  ... and {} more of {}\n", w.more_waiting, w.id);
@@ -107,8 +107,8 @@ void write_text(const std::vector<WorkflowSummary>& ws, World& world, const RunF
   }
 }
 
-void write_json(const std::vector<WorkflowSummary>& ws, World& world, const RunFacts& facts,
-                const Expectations& expectations, std::ostream& out) {
+void write_summary_json(const std::vector<WorkflowSummary>& ws, World& world, const RunFacts& facts,
+                        const Expectations& expectations, std::ostream& out) {
   out << fmt::format(R"({{"start":"{}","last":"{}","stepSeconds":{},"steps":{},"changes":{},)",
                      format_time(facts.first), format_time(facts.last), world.scenario.step.count(),
                      facts.steps, world.timeline.changes());
@@ -149,9 +149,9 @@ void write_summary(World& world, const RunFacts& facts, const Expectations& expe
                    const SimulateOptions& options, std::ostream& out) {
   const auto ws = summarize(world, facts, options);
   if (options.json) {
-    write_json(ws, world, facts, expectations, out);
+    write_summary_json(ws, world, facts, expectations, out);
   } else {
-    write_text(ws, world, facts, expectations, out);
+    write_summary_text(ws, world, facts, expectations, out);
   }
 }
 

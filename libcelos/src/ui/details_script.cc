@@ -9,7 +9,7 @@ namespace celos {
 
 namespace {
 
-constexpr std::string_view kScript = R"js(
+constexpr std::string_view kDetailsScript = R"js(
 (function () {
   var grid = document.getElementById('grid');
   function $(id) { return document.getElementById(id); }
@@ -161,7 +161,7 @@ constexpr std::string_view kScript = R"js(
 })();
 )js";
 
-constexpr std::string_view kStyle = R"css(
+constexpr std::string_view kDetailsStyle = R"css(
 #filter { margin-bottom: 6px; }
 #range { background: #eef; border: 1px solid #88c; padding: 4px; margin-bottom: 6px; }
 #range input { font-family: monospace; width: 16em; }
@@ -181,7 +181,7 @@ body.details-open { margin-right: calc(42% + 8px); }
 
 }  // namespace
 
-std::string_view ui_details_script() { return kScript; }
-std::string_view ui_details_style() { return kStyle; }
+std::string_view ui_details_script() { return kDetailsScript; }
+std::string_view ui_details_style() { return kDetailsStyle; }
 
 }  // namespace celos

@@ -12,16 +12,16 @@ using celos::testing::FakeHttpClient;
 
 namespace {
 
-constexpr const char* kCelos = "http://celos:1234";
+constexpr const char* kHandlerCelos = "http://celos:1234";
 
 bool starts_with(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
 }
 
-FakeHttpClient::Handler answer(std::string method, std::string prefix, int status,
-                               std::string body) {
+FakeHttpClient::Handler handler_answer(std::string method, std::string prefix, int status,
+                                       std::string body) {
   return [=](const HttpRequest& r) -> std::optional<Result<HttpResponse>> {
-    if (r.method != method || !starts_with(r.url, std::string(kCelos) + prefix))
+    if (r.method != method || !starts_with(r.url, std::string(kHandlerCelos) + prefix))
       return std::nullopt;
     return HttpResponse{status, {}, body};
   };
@@ -29,13 +29,13 @@ FakeHttpClient::Handler answer(std::string method, std::string prefix, int statu
 
 // An old celos-server: two workflows, no batch endpoint.
 void old_server(FakeHttpClient& client) {
-  client.on(answer("GET", "/workflow-list", 200, R"({"ids":["alpha","beta"]})"));
-  client.on(answer("GET", "/workflow-slots?id=alpha&", 200,
-                   R"({"paused":false,"info":{},"slots":[
+  client.on(handler_answer("GET", "/workflow-list", 200, R"({"ids":["alpha","beta"]})"));
+  client.on(handler_answer("GET", "/workflow-slots?id=alpha&", 200,
+                           R"({"paused":false,"info":{},"slots":[
                       {"time":"2015-09-15T11:00:00.000Z","status":"WAITING","externalID":null,"retryCount":0},
                       {"time":"2015-09-15T10:00:00.000Z","status":"SUCCESS","externalID":"e1","retryCount":0}]})"));
-  client.on(
-      answer("GET", "/workflow-slots?id=beta&", 200, R"({"paused":true,"info":{},"slots":[]})"));
+  client.on(handler_answer("GET", "/workflow-slots?id=beta&", 200,
+                           R"({"paused":true,"info":{},"slots":[]})"));
 }
 
 HttpServerRequest get(std::string path, std::multimap<std::string, std::string> query = {}) {
@@ -49,7 +49,7 @@ HttpServerRequest get(std::string path, std::multimap<std::string, std::string> 
 
 UiServerOptions options(std::shared_ptr<FakeHttpClient> client) {
   UiServerOptions o;
-  o.celos_url = kCelos;
+  o.celos_url = kHandlerCelos;
   o.client = client;
   o.now = [] { return make_time(2015, 9, 15, 11, 30); };
   o.parallelism = 1;  // the fake records requests without a lock
@@ -94,7 +94,7 @@ TEST_CASE("a missing batch endpoint is asked for again a minute later on the rea
   auto client = std::make_shared<FakeHttpClient>();
   old_server(*client);
   ManualClock clock(make_time(2015, 9, 15));
-  CelosApiReader reader(client, kCelos, 1, clock);
+  CelosApiReader reader(client, kHandlerCelos, 1, clock);
   auto batch_requests = [&] {
     int n = 0;
     for (const auto& r : client->requests)
@@ -114,7 +114,7 @@ TEST_CASE("a missing batch endpoint is asked for again a minute later on the rea
 
 TEST_CASE("with the batch endpoint the page costs one read of the slots") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[
+  client->on(handler_answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[
       {"id":"zeta","paused":false,"slots":[{"time":"2015-09-15T09:00:00.000Z","status":"FAILURE","externalID":"x","retryCount":1}]},
       {"id":"alpha","paused":false,"slots":[]}]})"));
   auto handler = make_ui_handler(options(client));
@@ -123,11 +123,11 @@ TEST_CASE("with the batch endpoint the page costs one read of the slots") {
   // The slots in one request, plus the maintenance mode for the banner, the backfill plans
   // for their progress bars and the at-risk and missed deadlines for their list.
   REQUIRE(client->requests.size() == 4);
-  CHECK(client->requests[1].url == std::string(kCelos) + "/api/v1/maintenance");
+  CHECK(client->requests[1].url == std::string(kHandlerCelos) + "/api/v1/maintenance");
   int plans = 0, deadlines = 0;
   for (const auto& r : client->requests) {
-    plans += r.url == std::string(kCelos) + "/api/v1/backfills";
-    deadlines += r.url.starts_with(std::string(kCelos) + "/api/v1/deadlines?");
+    plans += r.url == std::string(kHandlerCelos) + "/api/v1/backfills";
+    deadlines += r.url.starts_with(std::string(kHandlerCelos) + "/api/v1/deadlines?");
   }
   CHECK(plans == 1);
   CHECK(deadlines == 1);
@@ -167,8 +167,9 @@ TEST_CASE("a celos-server that is down gives a readable 502 and the UI recovers 
 
 TEST_CASE("rerun through the UI calls celos-server's rerun and answers the new state") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("POST", "/rerun?id=my%40wf&time=2015-09-15T10%3A00%3A00.000Z", 200, "{}"));
-  client->on(answer(
+  client->on(
+      handler_answer("POST", "/rerun?id=my%40wf&time=2015-09-15T10%3A00%3A00.000Z", 200, "{}"));
+  client->on(handler_answer(
       "GET", "/slot-state?id=my%40wf&time=2015-09-15T10%3A00%3A00.000Z", 200,
       R"({"time":"2015-09-15T10:00:00.000Z","status":"WAITING","externalID":null,"retryCount":0})"));
   auto handler = make_ui_handler(options(client));
@@ -189,7 +190,7 @@ TEST_CASE("rerun through the UI calls celos-server's rerun and answers the new s
 
 TEST_CASE("an illegal rerun keeps celos-server's status and message") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("POST", "/rerun?", 400, R"({"error":"cannot rerun a RUNNING slot"})"));
+  client->on(handler_answer("POST", "/rerun?", 400, R"({"error":"cannot rerun a RUNNING slot"})"));
   auto handler = make_ui_handler(options(client));
   auto request = get("/rerun", {{"id", "wf@2015-09-15T10:00Z"}});
   request.method = "POST";
@@ -200,8 +201,8 @@ TEST_CASE("an illegal rerun keeps celos-server's status and message") {
 
 TEST_CASE("the trigger status of a waiting slot reads as indented lines") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(
-      answer("GET", "/trigger-status?id=wf&time=", 200, R"({"type":"AndTrigger","ready":false,
+  client->on(handler_answer("GET", "/trigger-status?id=wf&time=", 200,
+                            R"({"type":"AndTrigger","ready":false,
       "description":"Not all nested triggers are ready","subStatuses":[
       {"type":"DelayTrigger","ready":false,"description":"Delayed until 2015-09-14T16:00:00.000Z","subStatuses":[]}]})"));
   auto handler = make_ui_handler(options(client));
@@ -238,14 +239,16 @@ TEST_CASE("the config file is re-read when it changes and a broken one keeps the
 
 TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a page") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("GET", "/api/v1/lineage?id=clean&time=2015-09-15T10%3A00%3A00.000Z", 200,
-                    R"({"inputs":[{"dataset":"raw","time":"t","path":"/r","present":true,
+  client->on(handler_answer("GET", "/api/v1/lineage?id=clean&time=2015-09-15T10%3A00%3A00.000Z",
+                            200,
+                            R"({"inputs":[{"dataset":"raw","time":"t","path":"/r","present":true,
                          "producer":{"workflow":"import","time":"2015-09-15T10:00:00.000Z","status":"SUCCESS"}}],
                         "outputs":[{"dataset":"clean","time":"t","path":"/c","exists":true,
                          "complete":true,"wouldRemove":false,
                          "consumers":[{"workflow":"report","time":"2015-09-15T11:00:00.000Z","status":"WAITING"}]}]})"));
-  client->on(answer("GET", "/api/v1/datasets", 200,
-                    R"({"datasets":[{"id":"raw","path":"/r/${hour}","fs":"","doneFlag":"_SUCCESS",
+  client->on(
+      handler_answer("GET", "/api/v1/datasets", 200,
+                     R"({"datasets":[{"id":"raw","path":"/r/${hour}","fs":"","doneFlag":"_SUCCESS",
                         "producers":["import"],"consumers":["clean","<x>"]}]})"));
   auto handler = make_ui_handler(options(client));
   auto response = handler(get("/lineage", {{"id", "clean@2015-09-15T10:00:00.000Z"}}));
@@ -264,8 +267,8 @@ TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a 
 
 TEST_CASE("a drain or pause of celos-server shows as a banner above the grid") {
   auto client = std::make_shared<FakeHttpClient>();
-  client->on(answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[]})"));
-  client->on(answer(
+  client->on(handler_answer("GET", "/multi-workflow-slots?", 200, R"({"workflows":[]})"));
+  client->on(handler_answer(
       "GET", "/api/v1/maintenance", 200,
       R"({"mode":"drain","reason":"OS <patching>","since":"2015-09-15T11:00:00.000Z","running":3})"));
   auto handler = make_ui_handler(options(client));

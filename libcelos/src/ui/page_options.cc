@@ -12,7 +12,7 @@ namespace celos {
 
 namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower_char(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 }  // namespace
 
@@ -33,7 +33,7 @@ Result<int> parse_refresh(const std::string* text) {
 bool workflow_matches_filter(std::string_view workflow_id, std::string_view filter) {
   if (filter.empty()) return true;
   const auto it = std::search(workflow_id.begin(), workflow_id.end(), filter.begin(), filter.end(),
-                              [](char a, char b) { return lower(a) == lower(b); });
+                              [](char a, char b) { return lower_char(a) == lower_char(b); });
   return it != workflow_id.end();
 }
 

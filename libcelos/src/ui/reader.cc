@@ -134,7 +134,7 @@ Result<std::vector<UiWorkflow>> batch_workflows(const HttpResponse& response) {
 }
 
 // The workflows of /workflow-list (older servers), sorted by id, without their slots yet.
-Result<std::vector<UiWorkflow>> listed_workflows(HttpClient& client, const std::string& url) {
+Result<std::vector<UiWorkflow>> read_workflow_list(HttpClient& client, const std::string& url) {
   auto list_response = send(client, "GET", url + "/workflow-list");
   if (!list_response) return tl::unexpected(list_response.error());
   auto list = parse_json_answer(*list_response, "/workflow-list");
@@ -217,7 +217,7 @@ Result<std::vector<UiWorkflow>> CelosApiReader::read(Time start, Time end) {
     if (response->status == 200) return batch_workflows(*response);
     batch_retry_after_ms_ = monotonic_ms(clock_) + std::chrono::milliseconds(kBatchRetry).count();
   }
-  auto workflows = listed_workflows(*client_, celos_url_);
+  auto workflows = read_workflow_list(*client_, celos_url_);
   if (!workflows) return tl::unexpected(workflows.error());
   read_each_workflow(*client_, celos_url_, range, parallelism_, *workflows);
   return workflows;

@@ -149,7 +149,7 @@ int state_severity(SlotStatus status) {
 }
 
 namespace {
-constexpr std::pair<std::string_view, SlotStatus> kNames[] = {
+constexpr std::pair<std::string_view, SlotStatus> kTileStatuses[] = {
     {"WAITING", SlotStatus::kWaiting}, {"READY", SlotStatus::kReady},
     {"RUNNING", SlotStatus::kRunning}, {"SUCCESS", SlotStatus::kSuccess},
     {"FAILURE", SlotStatus::kFailure}, {"WAIT_TIMEOUT", SlotStatus::kWaitTimeout},
@@ -157,14 +157,14 @@ constexpr std::pair<std::string_view, SlotStatus> kNames[] = {
 }  // namespace
 
 std::string_view ui_status_name(SlotStatus status) {
-  for (const auto& [name, s] : kNames) {
+  for (const auto& [name, s] : kTileStatuses) {
     if (s == status) return name;
   }
   return "UNKNOWN";
 }
 
 Result<SlotStatus> parse_ui_status(std::string_view text) {
-  for (const auto& [name, status] : kNames) {
+  for (const auto& [name, status] : kTileStatuses) {
     if (name == text) return status;
   }
   return fail(fmt::format("unknown slot status '{}'", text), ErrorCode::kCorrupt);

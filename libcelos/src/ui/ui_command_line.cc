@@ -12,7 +12,7 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kUiUsage =
     "Usage: celos-ui --port N --celos URL [--hue URL] [--config FILE] [--host ADDR]\n"
     "                [--allowed-hosts H,...] [--celos-token-file FILE]\n"
     "Serves the workflow grid at /ui?time=<ISO UTC>&zoom=<minutes>"
@@ -79,7 +79,7 @@ Result<UiOptions> ui_options_from(const po::variables_map& vm) {
   return o;
 }
 
-Result<std::string> read_file(const std::string& path) {
+Result<std::string> read_flag_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("cannot read " + path, ErrorCode::kInvalid);
   std::stringstream text;
@@ -102,7 +102,7 @@ Result<UiCommandLine> parse_ui_command_line(int argc, const char* const* argv,
   UiCommandLine line;
   if (vm.count("help")) {
     std::ostringstream text;
-    text << kUsage << options;
+    text << kUiUsage << options;
     line.print = text.str();
     return line;
   }
@@ -118,7 +118,7 @@ Result<UiCommandLine> parse_ui_command_line(int argc, const char* const* argv,
 
 Result<std::string> check_ui_files(const UiOptions& options) {
   if (!options.config_path.empty()) {
-    auto text = read_file(options.config_path);
+    auto text = read_flag_file(options.config_path);
     if (!text)
       return fail("cannot read the config file " + options.config_path, ErrorCode::kInvalid);
     auto config = parse_ui_config(*text);
@@ -128,7 +128,7 @@ Result<std::string> check_ui_files(const UiOptions& options) {
     }
   }
   if (options.token_file.empty()) return std::string();
-  auto text = read_file(options.token_file);
+  auto text = read_flag_file(options.token_file);
   const std::string token = text ? text->substr(0, text->find('\n')) : std::string();
   if (token.empty()) {
     return fail("--celos-token-file " + options.token_file + ": cannot read a token from it",

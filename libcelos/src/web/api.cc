@@ -17,7 +17,7 @@
 namespace celos {
 namespace {
 
-std::string_view trim_slash(std::string_view path) {
+std::string_view strip_slash(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   return path;
 }
@@ -32,7 +32,7 @@ HttpServerResponse method_not_allowed(const HttpServerRequest& request,
     allowed += method;
   }
   auto response = json_error(405, fmt::format("method {} not allowed on {}: use {}", request.method,
-                                              trim_slash(request.path), allowed));
+                                              strip_slash(request.path), allowed));
   response.headers["Allow"] = allowed;
   return response;
 }

@@ -9,6 +9,7 @@
 #include "api_params.h"
 #include "celos/api.h"
 #include "celos/time_zone.h"
+#include "route_binding.h"
 #include "slot_json.h"
 #include "web/operator_api.h"
 
@@ -19,12 +20,6 @@ namespace json = boost::json;
 
 RouteParam id_param(std::string description = "the workflow's id") {
   return {.name = "id", .required = true, .description = std::move(description)};
-}
-RouteParam time_param(std::string name, bool required, std::string description) {
-  return {.name = std::move(name),
-          .format = "date-time",
-          .required = required,
-          .description = std::move(description)};
 }
 
 constexpr const char* kSlotRef = R"({"$ref":"#/components/schemas/Slot"})";
@@ -235,28 +230,18 @@ HttpServerResponse post_pause(const Api& api, const HttpServerRequest& request) 
   return json_response(json::object{{"id", *id}, {"paused", paused}});
 }
 
-// Binds a handler to the Api: handlers are plain functions of (api, request).
-template <class F>
-RouteHandler bind(const Api& api, F f) {
-  if constexpr (std::is_invocable_v<F, const Api&, const HttpServerRequest&>) {
-    return [&api, f](const HttpServerRequest& request) { return f(api, request); };
-  } else {
-    return [&api, f](const HttpServerRequest&) { return f(api); };
-  }
-}
-
 void register_mutations(RouteTable& table, const Api& api) {
-  const auto slot_time = time_param("time", true, "the slot's time (a slot of the schedule)");
+  const auto slot_time = time_route_param("time", true, "the slot's time (a slot of the schedule)");
   table.add({.method = "POST",
              .path = "/scheduler",
              .role = Role::kOperator,
              .mutates = true,
              .mount = Mount::kLegacyAndV1,
              .summary = "One scheduler step at `time` for all or the listed workflows",
-             .params = {time_param("time", false, "the step's time (default: now)"),
+             .params = {time_route_param("time", false, "the step's time (default: now)"),
                         {.name = "ids", .description = "comma-separated workflow ids"}},
              .response_schema = R"({"$ref":"#/components/schemas/StepReport"})",
-             .handler = bind(api, post_scheduler)});
+             .handler = bind_api(api, post_scheduler)});
   table.add({.method = "POST",
              .path = "/clear-cache",
              .role = Role::kOperator,
@@ -265,7 +250,7 @@ void register_mutations(RouteTable& table, const Api& api) {
              .summary = "Reload the workflow files now",
              .response_schema = R"({"type":"object","properties":{"workflows":{"type":"integer"},)"
                                 R"("errors":{"type":"array","items":{"type":"string"}}}})",
-             .handler = bind(api, post_clear_cache)});
+             .handler = bind_api(api, post_clear_cache)});
   // Legacy path only: /api/v1/rerun and /api/v1/kill also take ranges (operator_api.cc).
   table.add({.method = "POST",
              .path = "/rerun",
@@ -275,7 +260,7 @@ void register_mutations(RouteTable& table, const Api& api) {
              .summary = "Rerun a slot (from a final state)",
              .params = {id_param(), slot_time},
              .response_schema = kSlotRef,
-             .handler = bind(api, post_rerun)});
+             .handler = bind_api(api, post_rerun)});
   table.add({.method = "POST",
              .path = "/kill",
              .role = Role::kOperator,
@@ -284,7 +269,7 @@ void register_mutations(RouteTable& table, const Api& api) {
              .summary = "Kill a slot (and its external job)",
              .params = {id_param(), slot_time},
              .response_schema = kSlotRef,
-             .handler = bind(api, post_kill)});
+             .handler = bind_api(api, post_kill)});
   table.add({.method = "POST",
              .path = "/pause",
              .role = Role::kOperator,
@@ -298,15 +283,15 @@ void register_mutations(RouteTable& table, const Api& api) {
                          .description = "true to pause, false to unpause"}},
              .response_schema = R"({"type":"object","properties":{"id":{"type":"string"},)"
                                 R"("paused":{"type":"boolean"}}})",
-             .handler = bind(api, post_pause)});
+             .handler = bind_api(api, post_pause)});
 }
 
 void register_reads(RouteTable& table, const Api& api) {
   const auto range = std::vector<RouteParam>{
-      time_param("start", false, "start of the range (default: end - 7 days)"),
-      time_param("end", false, "end of the range, exclusive (default: now)")};
+      time_route_param("start", false, "start of the range (default: end - 7 days)"),
+      time_route_param("end", false, "end of the range, exclusive (default: now)")};
   const auto slot =
-      std::vector<RouteParam>{id_param(), time_param("time", true, "the slot's time")};
+      std::vector<RouteParam>{id_param(), time_route_param("time", true, "the slot's time")};
   auto slots_params = range;
   slots_params.insert(slots_params.begin(), id_param());
   auto multi_params = range;
@@ -319,14 +304,14 @@ void register_reads(RouteTable& table, const Api& api) {
              .summary = "The ids of the loaded workflows, sorted",
              .response_schema = R"({"type":"object","properties":{"ids":{"type":"array",)"
                                 R"("items":{"type":"string"}}}})",
-             .handler = bind(api, get_workflow_list)});
+             .handler = bind_api(api, get_workflow_list)});
   table.add({.method = "GET",
              .path = "/workflow-slots",
              .mount = Mount::kLegacyAndV1,
              .summary = "A workflow's info, pause flag and slots in a range, newest first",
              .params = slots_params,
              .response_schema = R"({"$ref":"#/components/schemas/WorkflowSlots"})",
-             .handler = bind(api, get_workflow_slots)});
+             .handler = bind_api(api, get_workflow_slots)});
   table.add({.method = "GET",
              .path = "/multi-workflow-slots",
              .mount = Mount::kLegacyAndV1,
@@ -334,21 +319,21 @@ void register_reads(RouteTable& table, const Api& api) {
              .params = multi_params,
              .response_schema = R"({"type":"object","properties":{"workflows":{"type":"array",)"
                                 R"("items":{"$ref":"#/components/schemas/WorkflowSlots"}}}})",
-             .handler = bind(api, get_multi_workflow_slots)});
+             .handler = bind_api(api, get_multi_workflow_slots)});
   table.add({.method = "GET",
              .path = "/slot-state",
              .mount = Mount::kLegacyAndV1,
              .summary = "One stored slot (404 if nothing is stored)",
              .params = slot,
              .response_schema = kSlotRef,
-             .handler = bind(api, get_slot_state)});
+             .handler = bind_api(api, get_slot_state)});
   table.add({.method = "GET",
              .path = "/trigger-status",
              .mount = Mount::kLegacyAndV1,
              .summary = "The trigger's status tree for a slot",
              .params = slot,
              .response_schema = R"({"$ref":"#/components/schemas/TriggerStatus"})",
-             .handler = bind(api, get_trigger_status)});
+             .handler = bind_api(api, get_trigger_status)});
   table.add({.method = "GET",
              .path = "/version",
              .mount = Mount::kLegacyAndV1,

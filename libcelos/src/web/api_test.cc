@@ -19,14 +19,15 @@ using namespace celos;
 using celos::testing::FakeExternalService;
 using celos::testing::WorldOptions;
 
-const Time kNow = make_time(2015, 9, 13, 13, 30);
+const Time kApiTestNow = make_time(2015, 9, 13, 13, 30);
 
 // A scheduler over two hourly workflows ("wordcount" with the fake service, "beta" starting
 // later), the real file state database in a temp dir, and a fixed clock.
-struct World : celos::testing::ApiWorld {
-  explicit World(std::unique_ptr<WorkflowSource> other_source = nullptr)
-      : ApiWorld(
-            {.db = WorldOptions::Db::kLocalDisk, .source = std::move(other_source), .now = kNow}) {
+struct ApiTestWorld : celos::testing::ApiWorld {
+  explicit ApiTestWorld(std::unique_ptr<WorkflowSource> other_source = nullptr)
+      : ApiWorld({.db = WorldOptions::Db::kLocalDisk,
+                  .source = std::move(other_source),
+                  .now = kApiTestNow}) {
     add(workflow("wordcount", Time{}));
     auto beta = workflow("beta", make_time(2015, 9, 13, 10));
     beta.url = "http://example.com/beta";
@@ -55,14 +56,14 @@ std::string error_of(const HttpServerResponse& response) {
 }  // namespace
 
 TEST_CASE("workflow-list answers the sorted workflow ids") {
-  World w;
+  ApiTestWorld w;
   const auto body = w.call_json("GET", "/workflow-list");
   CHECK(json::serialize(body) == R"({"ids":["beta","wordcount"]})");
 }
 
 TEST_CASE(
     "workflow-slots lists a week of hourly slots newest first, WAITING when nothing is stored") {
-  World w;
+  ApiTestWorld w;
   const auto body = w.call_json("GET", "/workflow-slots?id=wordcount");
   const auto& slots = body.at("slots").as_array();
   REQUIRE(slots.size() == 168);
@@ -76,7 +77,7 @@ TEST_CASE(
 }
 
 TEST_CASE("workflow-slots shows the workflow's info and no slot before its startTime") {
-  World w;
+  ApiTestWorld w;
   const auto body =
       w.call_json("GET", "/workflow-slots?id=beta&start=2015-09-13T00:00Z&end=2015-09-13T12:30Z");
   const auto& slots = body.at("slots").as_array();
@@ -87,7 +88,7 @@ TEST_CASE("workflow-slots shows the workflow's info and no slot before its start
 }
 
 TEST_CASE("multi-workflow-slots answers every workflow in one response sorted by id") {
-  World w;
+  ApiTestWorld w;
   const auto body =
       w.call_json("GET", "/multi-workflow-slots?start=2015-09-13T00:00Z&end=2015-09-13T12:30Z");
   const auto& workflows = body.at("workflows").as_array();
@@ -102,7 +103,7 @@ TEST_CASE("multi-workflow-slots answers every workflow in one response sorted by
 }
 
 TEST_CASE("multi-workflow-slots takes a list of ids and refuses an unknown one") {
-  World w;
+  ApiTestWorld w;
   const auto body = w.call_json("GET", "/multi-workflow-slots?ids=wordcount");
   REQUIRE(body.at("workflows").as_array().size() == 1);
   CHECK(body.at("workflows").at(0).at("slots").as_array().size() == 168);
@@ -111,7 +112,7 @@ TEST_CASE("multi-workflow-slots takes a list of ids and refuses an unknown one")
 }
 
 TEST_CASE("multi-workflow-slots reports an unreadable workflow in its own entry") {
-  World w;
+  ApiTestWorld w;
   celos::testing::write_text_file(*w.dir / "db/state/beta/2015-09-13/11:00:00.000Z", "{broken");
   const auto body = w.call_json("GET", "/multi-workflow-slots");
   const auto& beta = body.at("workflows").at(0);
@@ -121,7 +122,7 @@ TEST_CASE("multi-workflow-slots reports an unreadable workflow in its own entry"
 }
 
 TEST_CASE("workflow-slots refuses a range longer than 7 days or an end before the start") {
-  World w;
+  ApiTestWorld w;
   auto too_long = w.call("GET", "/workflow-slots?id=wordcount&start=2015-09-01T00:00Z");
   CHECK(too_long.status == 400);
   CHECK(error_of(too_long).find("7 days") != std::string::npos);
@@ -132,7 +133,7 @@ TEST_CASE("workflow-slots refuses a range longer than 7 days or an end before th
 }
 
 TEST_CASE("A missing id is a 400 whose message names the parameter") {
-  World w;
+  ApiTestWorld w;
   for (const char* target : {"/workflow-slots", "/slot-state?time=2015-09-13T12:00Z",
                              "/trigger-status?time=2015-09-13T12:00Z"}) {
     auto response = w.call("GET", target);
@@ -145,7 +146,7 @@ TEST_CASE("A missing id is a 400 whose message names the parameter") {
 }
 
 TEST_CASE("An unknown workflow is a 404") {
-  World w;
+  ApiTestWorld w;
   CHECK(w.call("GET", "/workflow-slots?id=nope").status == 404);
   CHECK(w.call("GET", "/trigger-status?id=nope&time=2015-09-13T12:00Z").status == 404);
   CHECK(w.call("POST", "/rerun?id=nope&time=2015-09-13T12:00Z").status == 404);
@@ -154,7 +155,7 @@ TEST_CASE("An unknown workflow is a 404") {
 }
 
 TEST_CASE("A bad or zone-less time is a 400 that names the parameter") {
-  World w;
+  ApiTestWorld w;
   auto bad = w.call("GET", "/slot-state?id=wordcount&time=yesterday");
   CHECK(bad.status == 400);
   CHECK(error_of(bad).find("parameter time") != std::string::npos);
@@ -166,7 +167,7 @@ TEST_CASE("A bad or zone-less time is a 400 that names the parameter") {
 }
 
 TEST_CASE("A wrong method is a 405 with an Allow header, an unknown path a 404") {
-  World w;
+  ApiTestWorld w;
   auto get_step = w.call("GET", "/scheduler");
   CHECK(get_step.status == 405);
   CHECK(get_step.headers.at("Allow") == "POST");
@@ -177,7 +178,7 @@ TEST_CASE("A wrong method is a 405 with an Allow header, an unknown path a 404")
 }
 
 TEST_CASE("A step at an explicit time submits the ready slot and reports what it did") {
-  World w;
+  ApiTestWorld w;
   const auto report = w.call_json("POST", "/scheduler?time=2015-09-13T12%3A30%3A00Z&ids=wordcount");
   CHECK(report.at("time").as_string() == "2015-09-13T12:30:00.000Z");
   CHECK(report.at("workflows").as_int64() == 1);
@@ -193,13 +194,13 @@ TEST_CASE("A step at an explicit time submits the ready slot and reports what it
 }
 
 TEST_CASE("slot-state of a slot with nothing stored is a 404") {
-  World w;
+  ApiTestWorld w;
   CHECK(w.call("GET", "/slot-state?id=wordcount&time=2015-09-13T12:00Z").status == 404);
 }
 
 TEST_CASE(
     "Rerun of a running slot is a 400 and changes nothing, kill of a running slot kills its job") {
-  World w;
+  ApiTestWorld w;
   w.call_json("POST", "/scheduler?time=2015-09-13T12:30Z&ids=beta");
   w.call_json("POST", "/scheduler?time=2015-09-13T12:31Z&ids=beta");
   REQUIRE(w.status_of("beta", "2015-09-13T10:00Z") == "RUNNING");
@@ -222,14 +223,14 @@ TEST_CASE(
 }
 
 TEST_CASE("Rerun and kill of a time that is not a slot of the schedule are 404") {
-  World w;
+  ApiTestWorld w;
   CHECK(w.call("POST", "/rerun?id=wordcount&time=2015-09-13T12:30Z").status == 404);
   CHECK(w.call("POST", "/kill?id=wordcount&time=2015-09-13T12:30Z").status == 404);
   CHECK(w.status_of("wordcount", "2015-09-13T12:30Z") == "none");
 }
 
 TEST_CASE("Rerun of an old slot outside the window brings it back into the step") {
-  World w;
+  ApiTestWorld w;
   const auto rerun = w.call_json("POST", "/rerun?id=wordcount&time=2015-08-01T05:00Z");
   CHECK(rerun.at("status").as_string() == "WAITING");
   w.call_json("POST", "/scheduler?time=2015-09-13T13:30Z&ids=wordcount");
@@ -237,7 +238,7 @@ TEST_CASE("Rerun of an old slot outside the window brings it back into the step"
 }
 
 TEST_CASE("A paused workflow is shown paused and skipped by the step until unpaused") {
-  World w;
+  ApiTestWorld w;
   const auto paused = w.call_json("POST", "/pause?id=beta&paused=true");
   CHECK(paused.at("paused").as_bool());
   CHECK(w.call_json("GET", "/workflow-slots?id=beta").at("paused").as_bool());
@@ -250,7 +251,7 @@ TEST_CASE("A paused workflow is shown paused and skipped by the step until unpau
 }
 
 TEST_CASE("pause with a value other than true or false is a 400 naming the parameter") {
-  World w;
+  ApiTestWorld w;
   auto response = w.call("POST", "/pause?id=beta&paused=yes");
   CHECK(response.status == 400);
   CHECK(error_of(response).find("paused") != std::string::npos);
@@ -258,7 +259,7 @@ TEST_CASE("pause with a value other than true or false is a 400 naming the param
 }
 
 TEST_CASE("trigger-status answers the trigger's status tree") {
-  World w;
+  ApiTestWorld w;
   const auto tree = w.call_json("GET", "/trigger-status?id=wordcount&time=2015-09-13T12:00Z");
   CHECK(tree.at("type").as_string() == "AlwaysTrigger");
   CHECK(tree.at("ready").as_bool());
@@ -267,13 +268,13 @@ TEST_CASE("trigger-status answers the trigger's status tree") {
 }
 
 TEST_CASE("clear-cache reloads and version answers the version string") {
-  World w;
+  ApiTestWorld w;
   CHECK(w.call_json("POST", "/clear-cache").at("workflows").as_int64() == 2);
   CHECK(w.call_json("GET", "/version").at("version").as_string() == "9.9.9");
 }
 
 TEST_CASE("Only POSTs to mutating endpoints count as mutations, under /api/v1/ too") {
-  World w;
+  ApiTestWorld w;
   const Api& api = *w.api;
   auto request = [](std::string method, std::string path) {
     HttpServerRequest r;
@@ -326,7 +327,7 @@ TEST_CASE("The worker runs jobs one at a time in the order posted") {
 }
 
 TEST_CASE("The server handler answers mutations through the worker and 503 once it stopped") {
-  World w;
+  ApiTestWorld w;
   SerialWorker worker;
   auto handler = make_api_http_handler(*w.api, worker);
   auto run = [&](const std::string& method, const std::string& target) {
@@ -347,7 +348,7 @@ TEST_CASE("The server handler answers mutations through the worker and 503 once 
 }
 
 TEST_CASE("The periodic stepper steps on its own and stops when asked") {
-  World w;
+  ApiTestWorld w;
   SerialWorker worker;
   PeriodicStepper stepper(*w.api, worker, std::chrono::milliseconds(10));
   // Bounded poll: the first steps come after a few intervals.
@@ -363,7 +364,7 @@ TEST_CASE("The periodic stepper steps on its own and stops when asked") {
 }
 
 TEST_CASE("Slots are printed as valid JSON whatever their external id holds") {
-  World w;
+  ApiTestWorld w;
   SlotState state = SlotState::waiting(SlotId{"wordcount", make_time(2015, 9, 13, 12)});
   state.status = SlotStatus::kRunning;
   state.external_id = "job \"7\" \\ ü\n";
@@ -390,7 +391,7 @@ class SwitchingSource final : public WorkflowSource {
 TEST_CASE("workflow-list answers the reloaded ids after a reload (its bytes are kept per load)") {
   auto source = std::make_unique<SwitchingSource>();
   SwitchingSource& switching = *source;
-  World w(std::move(source));
+  ApiTestWorld w(std::move(source));
   auto config = std::make_shared<WorkflowConfig>();
   config->workflows.emplace("one", w.workflow("one", Time{}));
   switching.current = config;

@@ -17,7 +17,7 @@ namespace json = boost::json;
 using namespace celos;
 using celos::testing::WorldOptions;
 
-const Time kNow = make_time(2015, 9, 13, 13, 30);
+const Time kApiV1Now = make_time(2015, 9, 13, 13, 30);
 
 class MemoryAudit final : public AuditSink {
  public:
@@ -28,13 +28,13 @@ class MemoryAudit final : public AuditSink {
   std::vector<AuditRecord> records;
 };
 
-struct World : celos::testing::ApiWorld {
+struct ApiV1World : celos::testing::ApiWorld {
   std::unique_ptr<TokenStore> tokens;
   MemoryAudit audit;
   Metrics metrics;
 
-  explicit World(bool with_tokens = false)
-      : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .now = kNow}) {
+  explicit ApiV1World(bool with_tokens = false)
+      : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .now = kApiV1Now}) {
     std::filesystem::create_directories(*dir / "db");
     remote = "10.0.0.7:5555";
     add("wf").start_time = make_time(2015, 9, 13, 10);
@@ -55,14 +55,14 @@ struct World : celos::testing::ApiWorld {
            .db = db.get(),
            .node = "here:1"});
   }
-  ~World() override { api.reset(); }  // it points at audit and metrics, which go first
+  ~ApiV1World() override { api.reset(); }  // it points at audit and metrics, which go first
 };
 
 const std::map<std::string, std::string> kOperator{{"authorization", "Bearer op-token"}};
 const std::map<std::string, std::string> kAdmin{{"authorization", "Bearer admin-token"}};
 
 TEST_CASE("Only the node that answers the client audits a forwarded mutation") {
-  World w(true);
+  ApiV1World w(true);
   HttpServerRequest request;
   request.method = "POST";
   request.target = "/api/v1/pause?id=wf&paused=true";
@@ -84,7 +84,7 @@ TEST_CASE("Only the node that answers the client audits a forwarded mutation") {
 }
 
 TEST_CASE("Checks come in the order Host, route, method, token, parameters") {
-  World w(true);
+  ApiV1World w(true);
   CHECK(w.call("GET", "/nowhere", {{"host", "evil.example:80"}}).status == 403);
   CHECK(w.call("GET", "/nowhere").status == 404);
   CHECK(w.call("GET", "/api/v1/rerun").status == 405);
@@ -95,7 +95,7 @@ TEST_CASE("Checks come in the order Host, route, method, token, parameters") {
 }
 
 TEST_CASE("Mutating requests are audited, accepted or refused, with the token's name only") {
-  World w(true);
+  ApiV1World w(true);
   w.call("POST", "/api/v1/pause?id=wf&paused=true");
   w.call("POST", "/api/v1/pause?id=wf&paused=true", kOperator);
   w.call("POST", "/api/v1/maintenance?mode=drain", kOperator);
@@ -120,7 +120,7 @@ TEST_CASE("Mutating requests are audited, accepted or refused, with the token's 
 }
 
 TEST_CASE("An audited request's long query is cut to its limit and marked") {
-  World w(true);
+  ApiV1World w(true);
   const std::string junk(15000, 'x');
   w.call("POST", "/api/v1/pause?id=wf&paused=true&junk=" + junk);
   REQUIRE(w.audit.records.size() == 1);
@@ -129,7 +129,7 @@ TEST_CASE("An audited request's long query is cut to its limit and marked") {
 }
 
 TEST_CASE("Maintenance is stored, keeps its since when set again and answers the running slots") {
-  World w;
+  ApiV1World w;
   auto off = w.call_json("GET", "/api/v1/maintenance");
   CHECK(off.at("mode") == "off");
   CHECK(off.at("reason").is_null());
@@ -146,7 +146,7 @@ TEST_CASE("Maintenance is stored, keeps its since when set again and answers the
 }
 
 TEST_CASE("Drain submits nothing new but follows running slots; off resumes") {
-  World w;
+  ApiV1World w;
   w.call_json("POST", "/scheduler?time=2015-09-13T10:30Z");  // 10:00 READY
   w.call_json("POST", "/scheduler?time=2015-09-13T10:35Z");  // submitted
   REQUIRE(w.service->submitted.size() == 1);
@@ -169,7 +169,7 @@ TEST_CASE("Drain submits nothing new but follows running slots; off resumes") {
 }
 
 TEST_CASE("Pause makes steps do nothing while rerun, kill and pause still work") {
-  World w;
+  ApiV1World w;
   w.call_json("POST", "/api/v1/maintenance?mode=pause");
   auto step = w.call_json("POST", "/scheduler?time=2015-09-13T12:30Z");
   CHECK(step.at("workflows") == 0);
@@ -181,7 +181,7 @@ TEST_CASE("Pause makes steps do nothing while rerun, kill and pause still work")
 }
 
 TEST_CASE("Health answers the role and checks; ready is 503 while the workflows load") {
-  World w;
+  ApiV1World w;
   auto live = w.call_json("GET", "/health/live");
   CHECK(live.at("status") == "ok");
   auto ready = w.call_json("GET", "/health/ready");
@@ -191,11 +191,11 @@ TEST_CASE("Health answers the role and checks; ready is 503 while the workflows 
 }
 
 TEST_CASE("A clock skewed from the database's is a warning in ready and a metric, not a 503") {
-  World w;
+  ApiV1World w;
   CHECK_FALSE(w.call_json("GET", "/health/ready").at("checks").as_object().contains("clock"));
   std::chrono::milliseconds skew{-3500};
   Metrics metrics;
-  Api api(w.scheduler, ApiOptions{.clock = [] { return kNow; },
+  Api api(w.scheduler, ApiOptions{.clock = [] { return kApiV1Now; },
                                   .metrics = &metrics,
                                   .db = w.db.get(),
                                   .clock_skew = [&] { return std::optional(skew); }});
@@ -224,10 +224,10 @@ TEST_CASE("A clock skewed from the database's is a warning in ready and a metric
 
 TEST_CASE(
     "Until the gate opens only health, metrics and version answer; the rest waits or times out") {
-  World w;
+  ApiV1World w;
   StartupGate gate(std::chrono::milliseconds(200));
   Api api(w.scheduler,
-          ApiOptions{.clock = [] { return kNow; }, .db = w.db.get(), .startup = &gate});
+          ApiOptions{.clock = [] { return kApiV1Now; }, .db = w.db.get(), .startup = &gate});
   SerialWorker worker;
   auto handler = make_api_http_handler(api, worker);
   auto send = [&](const std::string& target) {

@@ -91,7 +91,7 @@ Result<Token> parse_token(const json::value& entry, std::size_t index) {
   return token;
 }
 
-std::string read_file(const std::string& path, bool& ok) {
+std::string read_token_file(const std::string& path, bool& ok) {
   std::ifstream in(path, std::ios::binary);
   ok = static_cast<bool>(in);
   std::ostringstream text;
@@ -191,7 +191,7 @@ Result<void> TokenStore::reload() {
   MutexLock lock(reload_mutex_);
   const std::string before = stamp();
   bool ok = false;
-  const std::string text = read_file(path_, ok);
+  const std::string text = read_token_file(path_, ok);
   const int read_errno = errno;
   auto tokens = ok ? parse_tokens(text)
                    : Result<std::vector<Token>>(

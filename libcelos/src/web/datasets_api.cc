@@ -17,6 +17,7 @@
 #include "celos/api.h"
 #include "celos/dataset.h"
 #include "celos/dataset_reads.h"
+#include "route_binding.h"
 
 namespace celos {
 namespace {
@@ -148,23 +149,24 @@ HttpServerResponse get_instances(const Api& api, const HttpServerRequest& reques
 
 // ---- lineage -----------------------------------------------------------------------------
 
-json::value slot_ref(const SlotRef& ref) {
+json::value slot_ref_json(const SlotRef& ref) {
   return json::object{{"workflow", ref.workflow},
                       {"time", format_time(ref.time)},
                       {"status", ref.status ? std::string(to_string(*ref.status)) : "UNKNOWN"}};
 }
 
 json::object input_json(const LineageInput& in) {
-  return json::object{{"dataset", in.dataset},
-                      {"time", format_time(in.time)},
-                      {"path", in.path},
-                      {"present", in.present},
-                      {"producer", in.producer ? slot_ref(*in.producer) : json::value(nullptr)}};
+  return json::object{
+      {"dataset", in.dataset},
+      {"time", format_time(in.time)},
+      {"path", in.path},
+      {"present", in.present},
+      {"producer", in.producer ? slot_ref_json(*in.producer) : json::value(nullptr)}};
 }
 
 json::object output_json(const LineageOutput& out) {
   json::array consumers;
-  for (const SlotRef& c : out.consumers) consumers.push_back(slot_ref(c));
+  for (const SlotRef& c : out.consumers) consumers.push_back(slot_ref_json(c));
   return json::object{{"dataset", out.dataset},
                       {"time", format_time(out.time)},
                       {"path", out.path},
@@ -188,23 +190,8 @@ HttpServerResponse get_lineage(const Api& api, const HttpServerRequest& request)
       json::object{{"inputs", std::move(inputs)}, {"outputs", std::move(outputs)}});
 }
 
-template <class F>
-RouteHandler bind(const Api& api, F f) {
-  if constexpr (std::is_invocable_v<F, const Api&, const HttpServerRequest&>) {
-    return [&api, f](const HttpServerRequest& request) { return f(api, request); };
-  } else {
-    return [&api, f](const HttpServerRequest&) { return f(api); };
-  }
-}
-
 RouteParam dataset_id() {
   return {.name = "id", .in = ParamIn::kPath, .required = true, .description = "the dataset's id"};
-}
-RouteParam time_param(std::string name, bool required, std::string description) {
-  return {.name = std::move(name),
-          .format = "date-time",
-          .required = required,
-          .description = std::move(description)};
 }
 
 }  // namespace
@@ -215,13 +202,13 @@ void register_dataset_routes(RouteTable& table, const Api& api) {
              .summary = "The declared datasets with their producers and consumers",
              .response_schema = R"({"type":"object","properties":{"datasets":{"type":"array",)"
                                 R"("items":{"type":"object"}}}})",
-             .handler = bind(api, get_datasets)});
+             .handler = bind_api(api, get_datasets)});
   table.add({.method = "POST",
              .path = "/datasets/{id}/instances",
              .role = Role::kOperator,
              .mutates = true,
              .summary = "Announce that an instance of a dataset is present",
-             .params = {dataset_id(), time_param("time", true, "the instance's time")},
+             .params = {dataset_id(), time_route_param("time", true, "the instance's time")},
              .response_schema = R"({"type":"object","properties":{"dataset":{"type":"string"},)"
                                 R"("time":{"type":"string"},"present":{"type":"boolean"}}})",
              .handler = [&api](const HttpServerRequest& r) { return post_instances(api, {r})[0]; },
@@ -229,29 +216,30 @@ void register_dataset_routes(RouteTable& table, const Api& api) {
                  [&api](const std::vector<HttpServerRequest>& group) {
                    return post_instances(api, group);
                  }});
-  table.add({.method = "GET",
-             .path = "/datasets/{id}/instances",
-             .summary = "A dataset's instances in a range (at most 7 days), newest first",
-             .params = {dataset_id(),
-                        time_param("start", false, "start of the range (default: end - 7 days)"),
-                        time_param("end", false, "end of the range, exclusive (default: now)"),
-                        {.name = "limit",
-                         .type = "integer",
-                         .description = "at most this many instances, 1-10000 (default 1000)"}},
-             .response_schema = R"({"type":"object","properties":{"instances":{"type":"array",)"
-                                R"("items":{"type":"object"}},"truncated":{"type":"boolean"},)"
-                                R"("next":{"type":"string"}}})",
-             .handler = bind(api, get_instances)});
+  table.add(
+      {.method = "GET",
+       .path = "/datasets/{id}/instances",
+       .summary = "A dataset's instances in a range (at most 7 days), newest first",
+       .params = {dataset_id(),
+                  time_route_param("start", false, "start of the range (default: end - 7 days)"),
+                  time_route_param("end", false, "end of the range, exclusive (default: now)"),
+                  {.name = "limit",
+                   .type = "integer",
+                   .description = "at most this many instances, 1-10000 (default 1000)"}},
+       .response_schema = R"({"type":"object","properties":{"instances":{"type":"array",)"
+                          R"("items":{"type":"object"}},"truncated":{"type":"boolean"},)"
+                          R"("next":{"type":"string"}}})",
+       .handler = bind_api(api, get_instances)});
   table.add({.method = "GET",
              .path = "/lineage",
              .summary = "What a slot read and wrote, who produced its inputs and who read its "
                         "outputs (with a dry run of atomic output removal)",
              .params = {{.name = "id", .required = true, .description = "the workflow's id"},
-                        time_param("time", true, "the slot's time")},
+                        time_route_param("time", true, "the slot's time")},
              .response_schema = R"({"type":"object","properties":{"inputs":{"type":"array",)"
                                 R"("items":{"type":"object"}},"outputs":{"type":"array",)"
                                 R"("items":{"type":"object"}}}})",
-             .handler = bind(api, get_lineage)});
+             .handler = bind_api(api, get_lineage)});
 }
 
 }  // namespace celos

@@ -62,9 +62,9 @@ class CountingDb final : public StateDatabase {
   std::unique_ptr<StateDatabase> db_;
 };
 
-struct World : celos::testing::ApiWorld {
+struct DatasetsApiWorld : celos::testing::ApiWorld {
   // "ext" (minutely paths) is read by "use", a daily consumer of mode new; "day" has daily paths.
-  World()
+  DatasetsApiWorld()
       : ApiWorld(
             {.wrap_db = [](auto inner) { return std::make_unique<CountingDb>(std::move(inner)); },
              .now = kNow}) {
@@ -94,7 +94,7 @@ struct World : celos::testing::ApiWorld {
 }  // namespace
 
 TEST_CASE("listing 1,200 announced instances reads them once and pages newest first") {
-  World w;
+  DatasetsApiWorld w;
   w.announce(1200);  // 00:00 .. 19:59
   const std::string range =
       "/api/v1/datasets/ext/instances?start=2015-09-13T00:00Z&end=2015-09-14T00:00Z";
@@ -125,7 +125,7 @@ TEST_CASE("listing 1,200 announced instances reads them once and pages newest fi
 }
 
 TEST_CASE("lineage of a slot with 1,200 new instances reads the announcements once") {
-  World w;
+  DatasetsApiWorld w;
   w.announce(1200);
   w.counting().announced_reads = 0;
   json::object lineage = w.get("/api/v1/lineage?id=use&time=2015-09-13T22:00Z");
@@ -137,7 +137,7 @@ TEST_CASE("lineage of a slot with 1,200 new instances reads the announcements on
 }
 
 TEST_CASE("an announcement whose path an announced instance already has is refused") {
-  World w;
+  DatasetsApiWorld w;
   CHECK(w.call("POST", "/api/v1/datasets/day/instances?time=2015-09-13T01:00Z").status == 200);
   // Idempotent: the same time again is fine.
   CHECK(w.call("POST", "/api/v1/datasets/day/instances?time=2015-09-13T01:00Z").status == 200);
@@ -165,7 +165,7 @@ TEST_CASE("a path's period is the one of its finest time variable") {
 }
 
 TEST_CASE("announcements answered as a group are checked one by one and stored in one write") {
-  World w;
+  DatasetsApiWorld w;
   std::vector<HttpServerRequest> requests;
   for (const char* target : {
            "/api/v1/datasets/day/instances?time=2015-09-13T01:00Z",

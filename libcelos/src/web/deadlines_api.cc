@@ -11,19 +11,13 @@
 #include "celos/api.h"
 #include "celos/deadline.h"
 #include "operator_api.h"
+#include "route_binding.h"
 #include "slot_json.h"
 
 namespace celos {
 namespace {
 
 namespace json = boost::json;
-
-RouteParam at_param(std::string name, bool required, std::string description) {
-  return {.name = std::move(name),
-          .format = "date-time",
-          .required = required,
-          .description = std::move(description)};
-}
 
 Result<std::set<DeadlineState>> state_filter(const HttpServerRequest& request) {
   std::set<DeadlineState> states;
@@ -83,8 +77,8 @@ void register_deadline_routes(RouteTable& table, const Api& api) {
              .path = "/deadlines",
              .summary = "The slots whose deadline falls in [start, end) (at most 7 days), with "
                         "their state, predicted finish and why, ordered by deadline",
-             .params = {at_param("start", true, "start of the range of deadlines"),
-                        at_param("end", true, "end of the range, exclusive"),
+             .params = {time_route_param("start", true, "start of the range of deadlines"),
+                        time_route_param("end", true, "end of the range, exclusive"),
                         {.name = "state",
                          .description = "only these states, comma-separated: PENDING, AT_RISK, "
                                         "MET, MISSED"}},
@@ -98,8 +92,8 @@ void register_deadline_routes(RouteTable& table, const Api& api) {
              .summary = "Move one slot's deadline (stored with the slot; its state is judged "
                         "again against the new deadline)",
              .params = {{.name = "id", .required = true, .description = "the workflow's id"},
-                        at_param("time", true, "the slot's time"),
-                        at_param("deadline", true, "the slot's new deadline")},
+                        time_route_param("time", true, "the slot's time"),
+                        time_route_param("deadline", true, "the slot's new deadline")},
              .response_schema = R"({"$ref":"#/components/schemas/Slot"})",
              .handler = [&api](const HttpServerRequest& r) { return post_deadline(api, r); }});
 }

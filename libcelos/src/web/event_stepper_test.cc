@@ -17,13 +17,13 @@ using celos::testing::kStart;
 
 // A world whose Api reports its events to an EventStepper on a SerialWorker, as celos-server
 // wires them with --autoSchedule.
-struct World : celos::testing::ApiWorld {
+struct EventStepperWorld : celos::testing::ApiWorld {
   SerialWorker worker;
   Metrics metrics;
   std::unique_ptr<EventStepper> events;
 
-  World() : ApiWorld(celos::testing::WorldOptions{.now = kStart + 3h}) {}
-  ~World() override { worker.stop(); }
+  EventStepperWorld() : ApiWorld(celos::testing::WorldOptions{.now = kStart + 3h}) {}
+  ~EventStepperWorld() override { worker.stop(); }
 
   void start() {
     link_datasets(*config, {{Dataset{"clicks", "/data/${year}${month}${day}${hour}", "", "_DONE"},
@@ -76,7 +76,7 @@ struct World : celos::testing::ApiWorld {
 }  // namespace
 
 TEST_CASE("A burst of announcements is one partial step of exactly the dataset's consumers") {
-  World w;
+  EventStepperWorld w;
   w.add("reader").inputs = {{"clicks"}};
   w.add("other-reader").inputs = {{"clicks"}};
   w.add("bystander");
@@ -100,7 +100,7 @@ TEST_CASE("A burst of announcements is one partial step of exactly the dataset's
 }
 
 TEST_CASE("A producer's success steps the workflows whose triggers read its slots") {
-  World w;
+  EventStepperWorld w;
   w.add("producer");
   w.add("follower", make_success_trigger("producer"));
   w.add("watcher", make_status_trigger("producer", {"FAILURE"}));
@@ -120,7 +120,7 @@ TEST_CASE("A producer's success steps the workflows whose triggers read its slot
 }
 
 TEST_CASE("A rerun steps that workflow at once; a stopped stepper steps nothing") {
-  World w;
+  EventStepperWorld w;
   w.add("wf");
   w.start();
   w.store("wf", kStart, SlotStatus::kSuccess, "job-1");
@@ -135,7 +135,7 @@ TEST_CASE("A rerun steps that workflow at once; a stopped stepper steps nothing"
 }
 
 TEST_CASE("An announcement steps its consumers at once, whatever their back-off") {
-  World w;
+  EventStepperWorld w;
   w.data_fs->set_prefers_listing(true);  // each check a round trip, as on WebHDFS
   w.scheduler.set_data_check_backoff({.step = 60s, .max = 10min});
   w.add("reader").inputs = {{"clicks"}};

@@ -8,13 +8,13 @@
 namespace celos {
 namespace {
 
-std::string lower(std::string_view text) {
+std::string lower_host(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-std::string trim(std::string_view text) {
+std::string trim_header(std::string_view text) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   return std::string(text);
@@ -30,7 +30,7 @@ Result<HostPolicy> parse_allowed_hosts(std::string_view list) {
   HostPolicy policy;
   while (true) {
     const auto comma = list.find(',');
-    const std::string entry = trim(list.substr(0, comma));
+    const std::string entry = trim_header(list.substr(0, comma));
     if (entry.empty()) {
       return fail("--allowed-hosts: empty entry in \"" + std::string(list) + "\"",
                   ErrorCode::kInvalid);
@@ -51,7 +51,8 @@ HostPolicy default_host_policy(const std::string& listen_host, const std::string
   policy.hosts = {"localhost", "127.0.0.1", "::1"};
   if (!listen_host.empty()) policy.hosts.insert(host_without_port(listen_host));
   char name[256] = {};
-  if (gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') policy.hosts.insert(lower(name));
+  if (gethostname(name, sizeof name - 1) == 0 && name[0] != '\0')
+    policy.hosts.insert(lower_host(name));
   if (const std::string host = url_host(advertised_url); !host.empty()) policy.hosts.insert(host);
   return policy;
 }
@@ -59,11 +60,11 @@ HostPolicy default_host_policy(const std::string& listen_host, const std::string
 std::string host_without_port(std::string_view host) {
   if (!host.empty() && host.front() == '[') {
     const auto close = host.find(']');
-    return lower(host.substr(1, close == std::string_view::npos ? host.npos : close - 1));
+    return lower_host(host.substr(1, close == std::string_view::npos ? host.npos : close - 1));
   }
   // An IPv6 address without brackets has several colons and no port.
   if (std::count(host.begin(), host.end(), ':') == 1) host = host.substr(0, host.find(':'));
-  return lower(host);
+  return lower_host(host);
 }
 
 std::string url_host(std::string_view url) {

@@ -16,7 +16,7 @@ namespace {
 
 namespace json = boost::json;
 
-Result<Time> time_param(const HttpServerRequest& request, const std::string& name) {
+Result<Time> request_time(const HttpServerRequest& request, const std::string& name) {
   return required_time_param(request, name);
 }
 
@@ -63,7 +63,7 @@ Result<RangeRequest> range_request(const HttpServerRequest& request, Scheduler& 
                 ErrorCode::kInvalid);
   }
   if (has_time) {
-    auto t = time_param(request, "time");
+    auto t = request_time(request, "time");
     if (!t) return tl::unexpected(t.error());
     // The single-slot form must name a slot, as §6 says (404 otherwise).
     if (auto state = scheduler.slot_history(r.workflow, *t); !state) {
@@ -77,9 +77,9 @@ Result<RangeRequest> range_request(const HttpServerRequest& request, Scheduler& 
                               has_start ? "end" : "start"),
                   ErrorCode::kInvalid);
     }
-    auto start = time_param(request, "start");
+    auto start = request_time(request, "start");
     if (!start) return tl::unexpected(start.error());
-    auto end = time_param(request, "end");
+    auto end = request_time(request, "end");
     if (!end) return tl::unexpected(end.error());
     r.start = *start;
     r.end = *end;

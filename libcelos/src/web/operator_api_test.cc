@@ -14,10 +14,11 @@ namespace json = boost::json;
 using namespace celos;
 using celos::testing::WorldOptions;
 
-const Time kNow = make_time(2015, 9, 13, 13, 30);
+const Time kOperatorApiNow = make_time(2015, 9, 13, 13, 30);
 
-struct World : celos::testing::ApiWorld {
-  World() : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .history = true, .now = kNow}) {
+struct OperatorApiWorld : celos::testing::ApiWorld {
+  OperatorApiWorld()
+      : ApiWorld({.db = WorldOptions::Db::kLocalDisk, .history = true, .now = kOperatorApiNow}) {
     remote = "10.0.0.7:41234";
     add("wf").start_time = make_time(2015, 9, 13, 10);
     serve({.clock = clock_function(), .jobs_dir = *dir / "db/jobs"});
@@ -31,7 +32,7 @@ struct World : celos::testing::ApiWorld {
 }  // namespace
 
 TEST_CASE("POST /api/v1/rerun with start and end answers the range, dry run or real") {
-  World w;
+  OperatorApiWorld w;
   w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
   w.store("2015-09-13T11:00Z", SlotStatus::kRunning, "job-1");
   const std::string range = "/api/v1/rerun?id=wf&start=2015-09-13T09:00Z&end=2015-09-13T13:00Z";
@@ -54,7 +55,7 @@ TEST_CASE("POST /api/v1/rerun with start and end answers the range, dry run or r
 }
 
 TEST_CASE("range requests with bad parameters are 400 and change nothing") {
-  World w;
+  OperatorApiWorld w;
   w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
   const std::string base = "/api/v1/rerun?id=wf";
   w.call_json("POST", base + "&time=2015-09-13T10:00Z&start=2015-09-13T09:00Z", 400);
@@ -71,7 +72,7 @@ TEST_CASE("range requests with bad parameters are 400 and change nothing") {
 }
 
 TEST_CASE("with time and no dryRun /api/v1/rerun answers as /rerun; with dryRun as a range") {
-  World w;
+  OperatorApiWorld w;
   w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
   auto dry = w.call_json("POST", "/api/v1/kill?id=wf&time=2015-09-13T11:00Z&dryRun=true");
   CHECK(dry.at("slots").as_array().size() == 1);
@@ -82,7 +83,7 @@ TEST_CASE("with time and no dryRun /api/v1/rerun answers as /rerun; with dryRun 
 }
 
 TEST_CASE("GET /api/v1/slot-log answers the tail of the job's output as text") {
-  World w;
+  OperatorApiWorld w;
   w.store("2015-09-13T10:00Z", SlotStatus::kSuccess, "job-1");
   testing::write_text_file(*w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stdout", "hello\n");
   testing::write_text_file(*w.dir / "db/jobs/wf/2015-09-13/10:00:00.000Z/job-1/stderr", "warn\n");
@@ -117,7 +118,7 @@ class EngineLogService final : public testing::FakeExternalService {
 }  // namespace
 
 TEST_CASE("slot-log asks a service that keeps no output in celos for its engine's log") {
-  World w;
+  OperatorApiWorld w;
   w.add(w.workflow("pod", std::make_shared<EngineLogService>()));
   w.ApiWorld::store("pod", make_time(2015, 9, 13, 10), SlotStatus::kRunning, "ns/job-1");
   const std::string slot = "/api/v1/slot-log?id=pod&time=2015-09-13T10:00Z";

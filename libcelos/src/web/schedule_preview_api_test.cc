@@ -16,8 +16,8 @@ std::shared_ptr<const Schedule> paris(std::string_view expr, DstRule rule = {}) 
   return make_cron_schedule(*CronExpression::parse(expr), *TimeZone::load("Europe/Paris"), rule);
 }
 
-struct World : celos::testing::ApiWorld {
-  World() {
+struct SchedulePreviewApiWorld : celos::testing::ApiWorld {
+  SchedulePreviewApiWorld() {
     add("daily").schedule = paris("0 0 6 * * ?");
     add("gap").schedule = paris("0 30 2 * * ?");
     add("both").schedule = paris("0 30 2 * * ?", {DstGap::kSkip, DstOverlap::kBoth, true});
@@ -27,7 +27,7 @@ struct World : celos::testing::ApiWorld {
 };
 
 TEST_CASE("schedule-preview gives each slot's UTC time, local time and rule, oldest first") {
-  World w;
+  SchedulePreviewApiWorld w;
   const auto answer = w.call_json(
       "GET", "/api/v1/schedule-preview?id=daily&start=2026-03-27T00:00Z&end=2026-03-31T00:00Z");
   CHECK(answer.at("timeZone").as_string() == "Europe/Paris");
@@ -43,7 +43,7 @@ TEST_CASE("schedule-preview gives each slot's UTC time, local time and rule, old
 }
 
 TEST_CASE("schedule-preview names the DST rule that moved a slot and warns without dst") {
-  World w;
+  SchedulePreviewApiWorld w;
   const auto gap = w.call_json(
       "GET", "/api/v1/schedule-preview?id=gap&start=2026-03-29T00:00Z&end=2026-03-30T00:00Z");
   const auto& slot = gap.at("slots").as_array().at(0);
@@ -65,7 +65,7 @@ TEST_CASE("schedule-preview names the DST rule that moved a slot and warns witho
 }
 
 TEST_CASE("schedule-preview refuses more than 10,000 slots and unknown workflows") {
-  World w;
+  SchedulePreviewApiWorld w;
   const auto big = w.call_json(
       "GET", "/api/v1/schedule-preview?id=utc&start=2026-01-01T00:00Z&end=2026-02-01T00:00Z", 400);
   CHECK_THAT(std::string(big.at("error").as_string()), Catch::Contains("more than 10000 slots"));
@@ -79,7 +79,7 @@ TEST_CASE("schedule-preview refuses more than 10,000 slots and unknown workflows
 }
 
 TEST_CASE("/version reports the tzdata version in use") {
-  World w;
+  SchedulePreviewApiWorld w;
   const auto v = w.call_json("GET", "/api/v1/version");
   CHECK(v.at("tzdata").as_string() == tzdata_version());
 }

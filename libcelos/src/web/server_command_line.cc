@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kServerUsage =
     "Usage: celos-server --port N [--host ADDR] [--workflows DIR] [--defaults DIR] [--logs DIR]\n"
     "                    [--db DIR] [--create-db] [--autoSchedule SECONDS] [--hadoop-conf DIR]\n"
     "                    [--oozie-notifications=true|false]\n"
@@ -434,7 +434,7 @@ Result<ServerCommandLine> parse_server_command_line(int argc, const char* const*
   ServerCommandLine result;
   if (vm.count("help")) {
     std::ostringstream help;
-    help << kUsage << "\n" << description;
+    help << kServerUsage << "\n" << description;
     result.print = help.str();
     return result;
   }

@@ -18,7 +18,7 @@ Result<ServerCommandLine> parse(std::initializer_list<const char*> args) {
   return parse_server_command_line(static_cast<int>(argv.size()), argv.data(), "1.2.3");
 }
 
-std::string error_of(std::initializer_list<const char*> args) {
+std::string command_line_error(std::initializer_list<const char*> args) {
   auto result = parse(args);
   REQUIRE_FALSE(result);
   CHECK(result.error().code == ErrorCode::kInvalid);
@@ -59,7 +59,7 @@ TEST_CASE("server options: --oozie-notifications is true or false, nothing else"
   auto off = parse({"--port", "1", "--oozie-notifications=false"});
   REQUIRE(off);
   CHECK_FALSE(off->options->oozie_notifications);
-  CHECK_THAT(error_of({"--port", "1", "--oozie-notifications", "no"}),
+  CHECK_THAT(command_line_error({"--port", "1", "--oozie-notifications", "no"}),
              Catch::Contains("--oozie-notifications must be true or false, not \"no\""));
 }
 
@@ -70,9 +70,9 @@ TEST_CASE("server options: --data-check-backoff is --autoSchedule's period unles
   CHECK(given->options->data_check_backoff_step() == 0);
   given = parse({"--port", "0", "--data-check-backoff", "30"});
   CHECK(given->options->data_check_backoff_step() == 30);
-  CHECK(error_of({"--port", "0", "--data-check-backoff", "-1"}).find("--data-check-backoff") !=
-        std::string::npos);
-  CHECK(error_of({"--port", "0", "--data-check-backoff", "1m"}).find("\"1m\"") !=
+  CHECK(command_line_error({"--port", "0", "--data-check-backoff", "-1"})
+            .find("--data-check-backoff") != std::string::npos);
+  CHECK(command_line_error({"--port", "0", "--data-check-backoff", "1m"}).find("\"1m\"") !=
         std::string::npos);
 }
 
@@ -116,14 +116,16 @@ TEST_CASE("server options: help and version are texts to print") {
 }
 
 TEST_CASE("server options: bad command lines are one line naming the flag") {
-  CHECK_THAT(error_of({}), Catch::Contains("--port"));
-  CHECK_THAT(error_of({"--port", "seventy"}), Catch::Contains("port"));
-  CHECK_THAT(error_of({"--port", "70000"}), Catch::Contains("--port"));
-  CHECK_THAT(error_of({"--port", "-1"}), Catch::Contains("--port"));
-  CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "0"}), Catch::Contains("--autoSchedule"));
-  CHECK_THAT(error_of({"--port", "1", "--autoSchedule", "often"}), Catch::Contains("autoSchedule"));
-  CHECK_THAT(error_of({"--port", "1", "--db", ""}), Catch::Contains("--db"));
-  CHECK_THAT(error_of({"--port", "1", "--frobnicate"}), Catch::Contains("frobnicate"));
+  CHECK_THAT(command_line_error({}), Catch::Contains("--port"));
+  CHECK_THAT(command_line_error({"--port", "seventy"}), Catch::Contains("port"));
+  CHECK_THAT(command_line_error({"--port", "70000"}), Catch::Contains("--port"));
+  CHECK_THAT(command_line_error({"--port", "-1"}), Catch::Contains("--port"));
+  CHECK_THAT(command_line_error({"--port", "1", "--autoSchedule", "0"}),
+             Catch::Contains("--autoSchedule"));
+  CHECK_THAT(command_line_error({"--port", "1", "--autoSchedule", "often"}),
+             Catch::Contains("autoSchedule"));
+  CHECK_THAT(command_line_error({"--port", "1", "--db", ""}), Catch::Contains("--db"));
+  CHECK_THAT(command_line_error({"--port", "1", "--frobnicate"}), Catch::Contains("frobnicate"));
 }
 
 TEST_CASE("server directories: a missing --db is refused unless --create-db") {
@@ -192,7 +194,7 @@ TEST_CASE("server options: --notify-webhook is repeatable and must be an http(s)
   CHECK(result->options->notify_webhooks ==
         std::vector<std::string>{"http://a/hook", "https://b/hook"});
   CHECK(parse({"--port", "1"})->options->notify_webhooks.empty());
-  CHECK_THAT(error_of({"--port", "1", "--notify-webhook", "mailto:ops@example.com"}),
+  CHECK_THAT(command_line_error({"--port", "1", "--notify-webhook", "mailto:ops@example.com"}),
              Catch::Contains("--notify-webhook"));
 }
 
@@ -250,11 +252,11 @@ TEST_CASE("server options: --import-db needs no --port but a PostgreSQL --state-
   REQUIRE(import);
   CHECK(import->options->import_db_dir == "/var/db");
   CHECK(import->options->force);
-  CHECK(error_of({"--import-db", "/var/db"}).find("--state-db") != std::string::npos);
-  CHECK(error_of({"--port", "0", "--force"}).find("--force") != std::string::npos);
-  CHECK(error_of({"--port", "0", "--lease-seconds", "1"}).find("--lease-seconds") !=
+  CHECK(command_line_error({"--import-db", "/var/db"}).find("--state-db") != std::string::npos);
+  CHECK(command_line_error({"--port", "0", "--force"}).find("--force") != std::string::npos);
+  CHECK(command_line_error({"--port", "0", "--lease-seconds", "1"}).find("--lease-seconds") !=
         std::string::npos);
-  CHECK(error_of({"--port", "0", "--advertise-url", "n1:80"}).find("--advertise-url") !=
+  CHECK(command_line_error({"--port", "0", "--advertise-url", "n1:80"}).find("--advertise-url") !=
         std::string::npos);
 }
 
@@ -322,16 +324,17 @@ TEST_CASE("server options: OpenLineage to a collector or a file; a malformed URL
   auto file = parse({"--port", "1", "--openlineage-file", "/var/log/celos/lineage.jsonl"});
   REQUIRE(file);
   CHECK(file->options->openlineage_file == "/var/log/celos/lineage.jsonl");
-  CHECK_THAT(error_of({"--port", "1", "--openlineage-url", "marquez:5000/api/v1/lineage"}),
-             Catch::Contains("--openlineage-url") && Catch::Contains("http://"));
-  CHECK_THAT(error_of({"--port", "1", "--openlineage-url", "http://"}),
-             Catch::Contains("--openlineage-url") && Catch::Contains("no host"));
-  CHECK_THAT(error_of({"--port", "1", "--openlineage-token-file", "/t"}),
-             Catch::Contains("--openlineage-token-file needs --openlineage-url"));
   CHECK_THAT(
-      error_of({"--port", "1", "--openlineage-url", "http://m/l", "--openlineage-file", "/x"}),
-      Catch::Contains("exclude each other"));
-  CHECK_THAT(error_of({"--port", "1", "--openlineage-namespace", ""}),
+      command_line_error({"--port", "1", "--openlineage-url", "marquez:5000/api/v1/lineage"}),
+      Catch::Contains("--openlineage-url") && Catch::Contains("http://"));
+  CHECK_THAT(command_line_error({"--port", "1", "--openlineage-url", "http://"}),
+             Catch::Contains("--openlineage-url") && Catch::Contains("no host"));
+  CHECK_THAT(command_line_error({"--port", "1", "--openlineage-token-file", "/t"}),
+             Catch::Contains("--openlineage-token-file needs --openlineage-url"));
+  CHECK_THAT(command_line_error(
+                 {"--port", "1", "--openlineage-url", "http://m/l", "--openlineage-file", "/x"}),
+             Catch::Contains("exclude each other"));
+  CHECK_THAT(command_line_error({"--port", "1", "--openlineage-namespace", ""}),
              Catch::Contains("--openlineage-namespace"));
 }
 

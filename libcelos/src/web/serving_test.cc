@@ -54,12 +54,12 @@ struct MemAudit final : AuditSink {
 
 // An Api over no workflows, with a slow read (GET /api/v1/slow) and a slow mutation (POST
 // /api/v1/slow) behind `gate`.
-struct World : celos::testing::ApiWorld {
+struct ServingWorld : celos::testing::ApiWorld {
   MemAudit audit;
   Gate gate;
   std::atomic<int> mutations{0};
 
-  World() : ApiWorld({.db = WorldOptions::Db::kLocalDisk}) {
+  ServingWorld() : ApiWorld({.db = WorldOptions::Db::kLocalDisk}) {
     serve({.audit = &audit});
     api->routes().add({.method = "GET", .path = "/slow", .handler = [this](const auto&) {
                          gate.wait();
@@ -72,7 +72,7 @@ struct World : celos::testing::ApiWorld {
            return HttpServerResponse{};
          }});
   }
-  ~World() override { api.reset(); }  // it points at audit, which goes first
+  ~ServingWorld() override { api.reset(); }  // it points at audit, which goes first
 };
 
 HttpServerRequest request_of(const std::string& method, const std::string& target) {
@@ -92,7 +92,7 @@ std::future<HttpServerResponse> call(const AsyncHttpHandler& handler, HttpServer
   return future;
 }
 
-std::string error_of(const HttpServerResponse& response) {
+std::string serving_error_of(const HttpServerResponse& response) {
   return std::string(json::parse(response.body).at("error").as_string());
 }
 
@@ -152,7 +152,7 @@ TEST_CASE("A claim is taken once: by the job or by its deadline") {
 }
 
 TEST_CASE("A slow read is answered 503 naming the database while /health/live answers") {
-  World w;
+  ServingWorld w;
   SerialWorker worker;
   RequestPool reads(1, 8);
   DeadlineTimer timer;
@@ -169,14 +169,15 @@ TEST_CASE("A slow read is answered 503 naming the database while /health/live an
     REQUIRE(answer->wait_for(30s) == std::future_status::ready);
     const auto response = answer->get();
     CHECK(response.status == 503);
-    CHECK(error_of(response).find("the db (x) did not answer within 1 s") != std::string::npos);
+    CHECK(serving_error_of(response).find("the db (x) did not answer within 1 s") !=
+          std::string::npos);
     CHECK(response.headers.count("Retry-After") == 1);
   }
   w.gate.open();
 }
 
 TEST_CASE("A mutation still waiting for the worker at its deadline is answered 503, never run") {
-  World w;
+  ServingWorld w;
   SerialWorker worker;
   DeadlineTimer timer;
   auto handler = make_api_http_handler(*w.api, worker, {.timer = &timer, .mutation_wait = 50ms});
@@ -185,7 +186,7 @@ TEST_CASE("A mutation still waiting for the worker at its deadline is answered 5
   REQUIRE(waiting.wait_for(30s) == std::future_status::ready);
   const auto refused = waiting.get();
   CHECK(refused.status == 503);
-  CHECK(error_of(refused).find("not done") != std::string::npos);
+  CHECK(serving_error_of(refused).find("not done") != std::string::npos);
   CHECK(refused.headers.count("Retry-After") == 1);
   // The running one is never cut short: it answers with its own result once done.
   CHECK(running.wait_for(100ms) == std::future_status::timeout);
@@ -200,7 +201,7 @@ TEST_CASE("A mutation still waiting for the worker at its deadline is answered 5
 }
 
 TEST_CASE("Grouped mutations waiting for the worker together run in one call, each audited") {
-  World w;
+  ServingWorld w;
   std::mutex mutex;
   std::vector<std::size_t> groups;  // the size of each call of the group handler
   w.api->routes().add({.method = "POST",
@@ -285,7 +286,7 @@ class RecordingClient final : public HttpClient {
 namespace {
 // A cluster handler in front of an inner handler that counts its calls.
 struct Forwarding {
-  World w;
+  ServingWorld w;
   FakeCluster cluster;
   std::shared_ptr<RecordingClient> client = std::make_shared<RecordingClient>();
   std::atomic<int> inner_calls{0};
@@ -313,7 +314,7 @@ TEST_CASE("Forwarding: never to itself, only with the cluster's secret, forged o
     f.cluster.secret = "s3cret";
     const auto answer = f.post();
     CHECK(answer.status == 503);
-    CHECK(error_of(answer).find("not forwarded to itself") != std::string::npos);
+    CHECK(serving_error_of(answer).find("not forwarded to itself") != std::string::npos);
     CHECK(answer.headers.at("Retry-After") == "3");
     CHECK(f.client->sent.empty());
     CHECK(f.w.audit.statuses() == std::vector<int>{503});
@@ -348,7 +349,7 @@ TEST_CASE("Forwarding: never to itself, only with the cluster's secret, forged o
         if (*sent) headers["x-celos-cluster-secret"] = sent;
         const auto answer = f.post(headers);
         CHECK(answer.status == 403);
-        CHECK(error_of(answer).find("secret") != std::string::npos);
+        CHECK(serving_error_of(answer).find("secret") != std::string::npos);
       }
       CHECK(f.inner_calls == 1);
       CHECK(f.w.audit.statuses() == std::vector<int>{403, 403, 403});

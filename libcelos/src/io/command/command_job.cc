@@ -14,7 +14,7 @@
 namespace celos::command_job {
 namespace {
 
-std::string trimmed(std::string text) {
+std::string trimmed_record(std::string text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return "";
   const auto last = text.find_last_not_of(" \t\r\n");
@@ -24,7 +24,7 @@ std::string trimmed(std::string text) {
 std::optional<ExternalStatus> read_exit(const std::string& dir) {
   auto text = read_file(dir + "/exit");
   if (!text) return std::nullopt;
-  const std::string status = trimmed(*text);
+  const std::string status = trimmed_record(*text);
   if (status == "0") return ExternalStatus::kSuccess;
   return ExternalStatus(JobState::kFailure, fmt::format("the command exited with status {}",
                                                         status.empty() ? "?" : status));
@@ -43,7 +43,7 @@ ExternalStatus started_status(const std::string& dir, const StartedRecord& start
 
 ExternalStatus not_started_status(const std::string& dir, std::chrono::seconds heartbeat_timeout) {
   if (auto error = read_file(dir + "/start-error")) {
-    return ExternalStatus(JobState::kFailure, "the job could not start: " + trimmed(*error));
+    return ExternalStatus(JobState::kFailure, "the job could not start: " + trimmed_record(*error));
   }
   const auto process = read_pid_file(dir);
   if (process && is_running(*process)) return ExternalStatus::kRunning;  // about to record
@@ -134,7 +134,7 @@ const Machine& this_machine() {
     if (::gethostname(name, sizeof name - 1) == 0) m.host = name;
     if (m.host.empty()) m.host = "localhost";
     auto boot = read_file("/proc/sys/kernel/random/boot_id");
-    m.boot = boot ? trimmed(*boot) : "unknown";
+    m.boot = boot ? trimmed_record(*boot) : "unknown";
     return m;
   }();
   return machine;
@@ -149,7 +149,7 @@ std::optional<StartedRecord> read_started(const std::string& dir) {
   while (std::getline(lines, line)) {
     const auto equals = line.find('=');
     if (equals == std::string::npos) continue;
-    const std::string key = line.substr(0, equals), value = trimmed(line.substr(equals + 1));
+    const std::string key = line.substr(0, equals), value = trimmed_record(line.substr(equals + 1));
     if (key == "host") record.host = value;
     if (key == "boot") record.boot = value;
     if (key == "pid") record.pid = static_cast<pid_t>(std::strtol(value.c_str(), nullptr, 10));

@@ -20,10 +20,11 @@ namespace {
 using testing::read_text_file;
 using testing::TempDir;
 
-const SlotId kSlot{"wordcount", make_time(2015, 9, 13, 13, 0, 0)};
+const SlotId kCommandServiceSlot{"wordcount", make_time(2015, 9, 13, 13, 0, 0)};
 
-ExternalServicePtr service_for(const TempDir& db, std::string command,
-                               std::map<std::string, std::string> env = {}, std::string cwd = "") {
+ExternalServicePtr command_service_for(const TempDir& db, std::string command,
+                                       std::map<std::string, std::string> env = {},
+                                       std::string cwd = "") {
   CommandServiceOptions options;
   options.command = std::move(command);
   options.env = std::move(env);
@@ -32,7 +33,7 @@ ExternalServicePtr service_for(const TempDir& db, std::string command,
   return make_command_external_service(std::move(options));
 }
 
-std::string run(ExternalService& service, const SlotId& slot = kSlot) {
+std::string run(ExternalService& service, const SlotId& slot = kCommandServiceSlot) {
   auto id = service.submit(slot);
   REQUIRE(id);
   auto started = service.start(slot, *id);
@@ -42,8 +43,8 @@ std::string run(ExternalService& service, const SlotId& slot = kSlot) {
 
 // Waits for the job to end; a generous bound so that a hung job fails the test instead of
 // hanging it (this is not a timing assertion).
-ExternalStatus wait_for_end(ExternalService& service, const std::string& id,
-                            const SlotId& slot = kSlot) {
+ExternalStatus wait_for_command_end(ExternalService& service, const std::string& id,
+                                    const SlotId& slot = kCommandServiceSlot) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (;;) {
     auto status = service.status(slot, id);
@@ -79,11 +80,11 @@ void wait_until_gone(pid_t pid) {
 
 TEST_CASE("a command that exits 0 succeeds and its output is kept in the job directory") {
   TempDir db;
-  auto service = service_for(db, "echo hello; echo oops >&2");
+  auto service = command_service_for(db, "echo hello; echo oops >&2");
   const std::string id = run(*service);
-  CHECK(wait_for_end(*service, id) == ExternalStatus::kSuccess);
+  CHECK(wait_for_command_end(*service, id) == ExternalStatus::kSuccess);
   const std::string dir = db.path() + "/jobs/wordcount/2015-09-13/13:00:00.000Z/" + id;
-  CHECK(command_job_dir(db.path(), kSlot, id) == dir);
+  CHECK(command_job_dir(db.path(), kCommandServiceSlot, id) == dir);
   CHECK(read_text_file(dir + "/stdout") == "hello\n");
   CHECK(read_text_file(dir + "/stderr") == "oops\n");
   CHECK(read_text_file(dir + "/exit") == "0\n");
@@ -93,10 +94,10 @@ TEST_CASE("a command that exits 0 succeeds and its output is kept in the job dir
 
 TEST_CASE("a command that exits non-zero fails and the exit status is recorded") {
   TempDir db;
-  auto service = service_for(db, "echo partial; exit 3");
+  auto service = command_service_for(db, "echo partial; exit 3");
   const std::string id = run(*service);
-  CHECK(wait_for_end(*service, id) == ExternalStatus::kFailure);
-  const std::string dir = command_job_dir(db.path(), kSlot, id);
+  CHECK(wait_for_command_end(*service, id) == ExternalStatus::kFailure);
+  const std::string dir = command_job_dir(db.path(), kCommandServiceSlot, id);
   CHECK(read_text_file(dir + "/exit") == "3\n");
   CHECK(read_text_file(dir + "/stdout") == "partial\n");
 }
@@ -106,23 +107,23 @@ TEST_CASE("time variables are replaced in the command, the env values and the cw
   TempDir work;
   std::filesystem::create_directories(work / "2015-09");
   auto service =
-      service_for(db, "echo ${year}/${month}/${day}T${hour}:${minute}:${second} $OUT > out",
-                  {{"OUT", "day ${day}"}}, work.path() + "/${year}-${month}");
+      command_service_for(db, "echo ${year}/${month}/${day}T${hour}:${minute}:${second} $OUT > out",
+                          {{"OUT", "day ${day}"}}, work.path() + "/${year}-${month}");
   const std::string id = run(*service);
-  REQUIRE(wait_for_end(*service, id) == ExternalStatus::kSuccess);
+  REQUIRE(wait_for_command_end(*service, id) == ExternalStatus::kSuccess);
   CHECK(read_text_file(work / "2015-09/out") == "2015/09/13T13:00:00 day 13\n");
 }
 
 TEST_CASE("the job's environment carries the slot and the workflow's extra variables") {
   TempDir db;
-  auto service = service_for(
+  auto service = command_service_for(
       db,
       "echo $CELOS_WORKFLOW_ID $CELOS_SLOT_TIME $CELOS_YEAR $CELOS_MONTH $CELOS_DAY $CELOS_HOUR "
       "$CELOS_MINUTE $CELOS_SECOND $GREETING; echo $HOME",
       {{"GREETING", "hi"}});
   const SlotId slot{"env-test", make_time(2015, 1, 2, 3, 4, 5)};
   const std::string id = run(*service, slot);
-  REQUIRE(wait_for_end(*service, id, slot) == ExternalStatus::kSuccess);
+  REQUIRE(wait_for_command_end(*service, id, slot) == ExternalStatus::kSuccess);
   const char* home = std::getenv("HOME");
   CHECK(read_text_file(command_job_dir(db.path(), slot, id) + "/stdout") ==
         "env-test 2015-01-02T03:04:05.000Z 2015 01 02 03 04 05 hi\n" +
@@ -131,30 +132,31 @@ TEST_CASE("the job's environment carries the slot and the workflow's extra varia
 
 TEST_CASE("without a cwd the command runs in its job directory") {
   TempDir db;
-  auto service = service_for(db, "touch made-here");
+  auto service = command_service_for(db, "touch made-here");
   const std::string id = run(*service);
-  REQUIRE(wait_for_end(*service, id) == ExternalStatus::kSuccess);
-  CHECK(std::filesystem::exists(command_job_dir(db.path(), kSlot, id) + "/made-here"));
+  REQUIRE(wait_for_command_end(*service, id) == ExternalStatus::kSuccess);
+  CHECK(
+      std::filesystem::exists(command_job_dir(db.path(), kCommandServiceSlot, id) + "/made-here"));
 }
 
 TEST_CASE("each run gets its own external id and directory") {
   TempDir db;
-  auto service = service_for(db, "true");
-  auto first = service->submit(kSlot);
-  auto second = service->submit(kSlot);
+  auto service = command_service_for(db, "true");
+  auto first = service->submit(kCommandServiceSlot);
+  auto second = service->submit(kCommandServiceSlot);
   REQUIRE(first);
   REQUIRE(second);
   CHECK(*first != *second);
-  CHECK(std::filesystem::is_directory(command_job_dir(db.path(), kSlot, *first)));
-  CHECK(std::filesystem::is_directory(command_job_dir(db.path(), kSlot, *second)));
+  CHECK(std::filesystem::is_directory(command_job_dir(db.path(), kCommandServiceSlot, *first)));
+  CHECK(std::filesystem::is_directory(command_job_dir(db.path(), kCommandServiceSlot, *second)));
 }
 
 TEST_CASE("a running job is running, and kill terminates its whole process group") {
   TempDir db;
   // The sleep runs in the background of the command's shell: kill must reach it too.
-  auto service = service_for(db, "sleep 600 & echo $! > sleeper; wait");
+  auto service = command_service_for(db, "sleep 600 & echo $! > sleeper; wait");
   const std::string id = run(*service);
-  const std::string dir = command_job_dir(db.path(), kSlot, id);
+  const std::string dir = command_job_dir(db.path(), kCommandServiceSlot, id);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!std::filesystem::exists(dir + "/sleeper") ||
          std::filesystem::file_size(dir + "/sleeper") == 0) {
@@ -162,55 +164,55 @@ TEST_CASE("a running job is running, and kill terminates its whole process group
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const auto sleeper = static_cast<pid_t>(std::stol(read_text_file(dir + "/sleeper")));
-  auto status = service->status(kSlot, id);
+  auto status = service->status(kCommandServiceSlot, id);
   REQUIRE(status);
   CHECK(*status == ExternalStatus::kRunning);
 
-  REQUIRE(service->kill(kSlot, id));
+  REQUIRE(service->kill(kCommandServiceSlot, id));
   wait_until_gone(recorded_pid(dir));
   wait_until_gone(sleeper);
-  CHECK(wait_for_end(*service, id) == ExternalStatus::kFailure);
+  CHECK(wait_for_command_end(*service, id) == ExternalStatus::kFailure);
   CHECK(std::filesystem::exists(dir + "/killed"));
   // Killing again (the job has ended) is not an error.
-  CHECK(service->kill(kSlot, id));
+  CHECK(service->kill(kCommandServiceSlot, id));
 }
 
 TEST_CASE("a new service object (a restarted server) reads status from the job directory") {
   TempDir db;
   std::string running_id, done_id;
   {
-    auto before_restart = service_for(db, "sleep 600");
+    auto before_restart = command_service_for(db, "sleep 600");
     running_id = run(*before_restart);
-    auto quick = service_for(db, "exit 0");
+    auto quick = command_service_for(db, "exit 0");
     done_id = run(*quick);
-    REQUIRE(wait_for_end(*quick, done_id) == ExternalStatus::kSuccess);
+    REQUIRE(wait_for_command_end(*quick, done_id) == ExternalStatus::kSuccess);
   }
-  auto after_restart = service_for(db, "a different command");
-  auto running = after_restart->status(kSlot, running_id);
+  auto after_restart = command_service_for(db, "a different command");
+  auto running = after_restart->status(kCommandServiceSlot, running_id);
   REQUIRE(running);
   CHECK(*running == ExternalStatus::kRunning);
-  auto done = after_restart->status(kSlot, done_id);
+  auto done = after_restart->status(kCommandServiceSlot, done_id);
   REQUIRE(done);
   CHECK(*done == ExternalStatus::kSuccess);
 
-  REQUIRE(after_restart->kill(kSlot, running_id));
-  wait_until_gone(recorded_pid(command_job_dir(db.path(), kSlot, running_id)));
-  CHECK(wait_for_end(*after_restart, running_id) == ExternalStatus::kFailure);
+  REQUIRE(after_restart->kill(kCommandServiceSlot, running_id));
+  wait_until_gone(recorded_pid(command_job_dir(db.path(), kCommandServiceSlot, running_id)));
+  CHECK(wait_for_command_end(*after_restart, running_id) == ExternalStatus::kFailure);
 }
 
 TEST_CASE("a job whose process is gone without an exit status has failed") {
   TempDir db;
-  auto service = service_for(db, "true");
-  auto id = service->submit(kSlot);
+  auto service = command_service_for(db, "true");
+  auto id = service->submit(kCommandServiceSlot);
   REQUIRE(id);
   SECTION("its process (of the format without a started record) died with the machine") {
     const pid_t dead = ::fork();
     if (dead == 0) ::_exit(0);
     REQUIRE(dead > 0);
     REQUIRE(::waitpid(dead, nullptr, 0) == dead);
-    testing::write_text_file(command_job_dir(db.path(), kSlot, *id) + "/pid",
+    testing::write_text_file(command_job_dir(db.path(), kCommandServiceSlot, *id) + "/pid",
                              std::to_string(dead) + " 0\n");
-    auto status = service->status(kSlot, *id);
+    auto status = service->status(kCommandServiceSlot, *id);
     REQUIRE(status);
     CHECK(*status == ExternalStatus::kFailure);
   }
@@ -218,28 +220,28 @@ TEST_CASE("a job whose process is gone without an exit status has failed") {
 
 TEST_CASE("a job that cannot enter its working directory fails to start with a clear error") {
   TempDir db;
-  auto service = service_for(db, "true", {}, db.path() + "/no/such/dir");
-  auto id = service->submit(kSlot);
+  auto service = command_service_for(db, "true", {}, db.path() + "/no/such/dir");
+  auto id = service->submit(kCommandServiceSlot);
   REQUIRE(id);
-  auto started = service->start(kSlot, *id);
+  auto started = service->start(kCommandServiceSlot, *id);
   REQUIRE_FALSE(started);
   CHECK_THAT(started.error().message, Catch::Contains("no/such/dir"));
-  auto status = service->status(kSlot, *id);
+  auto status = service->status(kCommandServiceSlot, *id);
   REQUIRE(status);
   CHECK(*status == ExternalStatus::kFailure);
 }
 
 TEST_CASE("external ids that would leave the jobs directory are rejected") {
   TempDir db;
-  auto service = service_for(db, "true");
-  CHECK_FALSE(service->status(kSlot, "../../x"));
-  CHECK_FALSE(service->kill(kSlot, ".."));
-  CHECK_FALSE(service->start(kSlot, ""));
+  auto service = command_service_for(db, "true");
+  CHECK_FALSE(service->status(kCommandServiceSlot, "../../x"));
+  CHECK_FALSE(service->kill(kCommandServiceSlot, ".."));
+  CHECK_FALSE(service->start(kCommandServiceSlot, ""));
 }
 
 TEST_CASE("the service describes itself with its command") {
   TempDir db;
-  CHECK(service_for(db, "wc -l input")->describe() == "command \"wc -l input\"");
+  CHECK(command_service_for(db, "wc -l input")->describe() == "command \"wc -l input\"");
 }
 
 TEST_CASE("with a jobs directory of its own, the job directories go there and not under the db") {
@@ -250,8 +252,9 @@ TEST_CASE("with a jobs directory of its own, the job directories go there and no
   options.jobs_dir = jobs.path();
   auto service = make_command_external_service(std::move(options));
   const std::string id = run(*service);
-  CHECK(wait_for_end(*service, id) == ExternalStatus::kSuccess);
-  CHECK(read_text_file(command_job_dir_in(jobs.path(), kSlot, id) + "/stdout") == "shared\n");
+  CHECK(wait_for_command_end(*service, id) == ExternalStatus::kSuccess);
+  CHECK(read_text_file(command_job_dir_in(jobs.path(), kCommandServiceSlot, id) + "/stdout") ==
+        "shared\n");
   CHECK_FALSE(std::filesystem::exists(db.path() + "/jobs"));
 }
 
@@ -277,15 +280,15 @@ SubmitContext many_inputs(std::size_t count) {
 
 TEST_CASE("a job with 10,000 input paths starts and reads them from its input list file") {
   TempDir db;
-  auto service =
-      service_for(db,
-                  "printf '%s\\n' \"$CELOS_INPUT_CLICKS\" \"${inputs.clicks}\" > vars; "
-                  "wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; cp ${inputs.clicks.file} copy");
-  auto id = service->submit_with(kSlot, many_inputs(10000));
+  auto service = command_service_for(
+      db,
+      "printf '%s\\n' \"$CELOS_INPUT_CLICKS\" \"${inputs.clicks}\" > vars; "
+      "wc -l < \"$CELOS_INPUT_CLICKS_FILE\" > count; cp ${inputs.clicks.file} copy");
+  auto id = service->submit_with(kCommandServiceSlot, many_inputs(10000));
   REQUIRE(id);
-  REQUIRE(service->start(kSlot, *id));
-  REQUIRE(wait_for_end(*service, *id) == ExternalStatus::kSuccess);
-  const std::string dir = command_job_dir(db.path(), kSlot, *id);
+  REQUIRE(service->start(kCommandServiceSlot, *id));
+  REQUIRE(wait_for_command_end(*service, *id) == ExternalStatus::kSuccess);
+  const std::string dir = command_job_dir(db.path(), kCommandServiceSlot, *id);
   const std::string file = dir + "/inputs.clicks";
   CHECK(read_text_file(dir + "/vars") == "@" + file + "\n@" + file + "\n");
   CHECK(read_text_file(dir + "/count") == "10000\n");
@@ -296,13 +299,13 @@ TEST_CASE("a job with 10,000 input paths starts and reads them from its input li
 
 TEST_CASE("a short input list stays in the variable, and its file is there too") {
   TempDir db;
-  auto service =
-      service_for(db, "echo \"$CELOS_INPUT_CLICKS\" > vars; cat \"$CELOS_INPUT_CLICKS_FILE\"");
-  auto id = service->submit_with(kSlot, many_inputs(2));
+  auto service = command_service_for(
+      db, "echo \"$CELOS_INPUT_CLICKS\" > vars; cat \"$CELOS_INPUT_CLICKS_FILE\"");
+  auto id = service->submit_with(kCommandServiceSlot, many_inputs(2));
   REQUIRE(id);
-  REQUIRE(service->start(kSlot, *id));
-  REQUIRE(wait_for_end(*service, *id) == ExternalStatus::kSuccess);
-  const std::string dir = command_job_dir(db.path(), kSlot, *id);
+  REQUIRE(service->start(kCommandServiceSlot, *id));
+  REQUIRE(wait_for_command_end(*service, *id) == ExternalStatus::kSuccess);
+  const std::string dir = command_job_dir(db.path(), kCommandServiceSlot, *id);
   CHECK(read_text_file(dir + "/vars") ==
         "/data/clicks/2015-09-13/instance-000000,/data/clicks/2015-09-13/instance-000001\n");
   CHECK(read_text_file(dir + "/stdout") ==

@@ -22,12 +22,12 @@ constexpr const char* kLauncher =
     "setsid /bin/sh \"$@\" 3>&- &\n"
     "echo \"P $!\" >&3\n";
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string launch_errno_text(int error) { return std::strerror(error); }
 
 // Closes the descriptors it holds when it goes.
-struct Fds {
+struct LaunchFds {
   int fd[5] = {-1, -1, -1, -1, -1};  // null, out, err, report read, report write
-  ~Fds() {
+  ~LaunchFds() {
     for (int f : fd) {
       if (f >= 0) ::close(f);
     }
@@ -44,7 +44,7 @@ int enterable(const std::string& dir) {
 }
 
 // The spawned shell's pid, or the errno of posix_spawn.
-int spawn(const Launch& job, const Fds& fds, pid_t& pid) {
+int spawn(const Launch& job, const LaunchFds& fds, pid_t& pid) {
   std::vector<std::string> args = {"sh", "-c", kLauncher, "celos-launch"};
   args.insert(args.end(), job.args.begin(), job.args.end());
   std::vector<char*> argv;
@@ -98,9 +98,9 @@ std::string read_report(int fd) {
 tl::expected<pid_t, LaunchError> launch(const Launch& job) {
   if (const int error = enterable(job.cwd); error != 0) {
     return tl::unexpected(
-        LaunchError{fmt::format("cannot enter {}: {}", job.cwd, errno_text(error)), true});
+        LaunchError{fmt::format("cannot enter {}: {}", job.cwd, launch_errno_text(error)), true});
   }
-  Fds fds;
+  LaunchFds fds;
   // Appended, never truncated: a second wrapper of the job (which exits at once) must not clear
   // the first one's output.
   const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
@@ -109,14 +109,14 @@ tl::expected<pid_t, LaunchError> launch(const Launch& job) {
   fds.fd[2] = ::open(job.stderr_path.c_str(), flags, 0644);
   if (fds.fd[0] < 0 || fds.fd[1] < 0 || fds.fd[2] < 0) {
     return tl::unexpected(
-        LaunchError{fmt::format("cannot open the output files: {}", errno_text(errno))});
+        LaunchError{fmt::format("cannot open the output files: {}", launch_errno_text(errno))});
   }
   if (::pipe2(&fds.fd[3], O_CLOEXEC) != 0) {
-    return tl::unexpected(LaunchError{"pipe: " + errno_text(errno)});
+    return tl::unexpected(LaunchError{"pipe: " + launch_errno_text(errno)});
   }
   pid_t shell = 0;
   if (const int rc = spawn(job, fds, shell); rc != 0) {
-    return tl::unexpected(LaunchError{"exec /bin/sh: " + errno_text(rc), rc == ENOENT});
+    return tl::unexpected(LaunchError{"exec /bin/sh: " + launch_errno_text(rc), rc == ENOENT});
   }
   ::close(fds.fd[4]);
   fds.fd[4] = -1;

@@ -17,7 +17,7 @@ namespace celos {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_value(std::string_view s) {
   const char* space = " \t\r\n";
   auto begin = s.find_first_not_of(space);
   if (begin == std::string_view::npos) return {};
@@ -29,7 +29,7 @@ std::vector<std::string> split_list(std::string_view text) {
   std::vector<std::string> out;
   while (!text.empty()) {
     auto comma = text.find(',');
-    std::string_view item = trim(text.substr(0, comma));
+    std::string_view item = trim_value(text.substr(0, comma));
     if (!item.empty()) out.emplace_back(item);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);
@@ -134,7 +134,7 @@ class SiteReader {
     if (gt == std::string_view::npos) return error("unterminated tag");
     std::string_view tag = xml_.substr(lt + 1, gt - lt - 1);
     if (tag.starts_with("/")) {
-      std::string name(trim(tag.substr(1)));
+      std::string name(trim_value(tag.substr(1)));
       if (stack_.empty() || stack_.back() != name) {
         return error(fmt::format("unexpected </{}>", name));
       }
@@ -169,9 +169,9 @@ class SiteReader {
       property_.reset();
     } else if (property_ && field_ == name) {
       std::string value = std::move(field_text_);
-      if (name == "name") property_->name = std::string(trim(value));
+      if (name == "name") property_->name = std::string(trim_value(value));
       if (name == "value") property_->value = value;
-      if (name == "final") property_->final = trim(value) == "true";
+      if (name == "final") property_->final = trim_value(value) == "true";
       field_.clear();
     }
   }
@@ -293,7 +293,7 @@ Result<HadoopConfig> read_hadoop_config_dir(const std::string& directory) {
 
 Result<std::vector<std::string>> namenode_http_addresses(const HadoopConfig& config,
                                                          std::string_view hdfs_authority_in) {
-  std::string authority(trim(hdfs_authority_in));
+  std::string authority(trim_value(hdfs_authority_in));
   if (authority.empty()) authority = hdfs_authority(config.get("fs.defaultFS"));
   if (authority.empty()) {
     return fail("no HDFS name node: the URI has no authority and fs.defaultFS is not hdfs://",

@@ -10,7 +10,7 @@ using celos::testing::FakeHttpClient;
 using hadoop_test::answer;
 using hadoop_test::recorded;
 using hadoop_test::route;
-using Properties = std::map<std::string, std::string>;
+using OozieProperties = std::map<std::string, std::string>;
 
 const std::string kUrl = "http://oozie:11000/oozie";
 const std::string kJob = "0000001-150911205802478-oozie-oozi-W";
@@ -25,37 +25,40 @@ std::string job_info(const std::string& status) {
 
 SlotId slot() { return SlotId{"wordcount", make_time(2015, 9, 12, 20)}; }
 
-struct Fixture {
+struct OozieFixture {
   std::shared_ptr<FakeHttpClient> http = std::make_shared<FakeHttpClient>();
-  Properties workflow_properties{{"oozie.wf.application.path", "/wordcount/workflow.xml"}};
-  ExternalServicePtr make(std::string user = "", Properties defaults = {}) {
+  OozieProperties workflow_properties{{"oozie.wf.application.path", "/wordcount/workflow.xml"}};
+  ExternalServicePtr make(std::string user = "", OozieProperties defaults = {}) {
     return make_oozie_external_service(
         http, kUrl + "/", std::move(defaults),
-        [this](const SlotId&) -> Result<Properties> { return workflow_properties; },
+        [this](const SlotId&) -> Result<OozieProperties> { return workflow_properties; },
         std::move(user));
   }
 };
 
 TEST_CASE("Slot properties: defaults < workflow properties < slot variables") {
-  Properties defaults{{"queue", "default"}, {"year", "1999"}, {"out", "/d/${year}"}, {"k", "d"}};
-  Properties own{{"queue", "etl"},
-                 {"in", "/logs/${year}-${month}-${day}/${hour}00"},
-                 {"celosWorkflowName", "mine"}};
-  Properties p = oozie_slot_properties(defaults, own, "wordcount", make_time(2015, 9, 2, 7, 5, 3));
-  CHECK(p == Properties{{"queue", "etl"},
-                        {"in", "/logs/2015-09-02/0700"},
-                        {"out", "/d/2015"},
-                        {"k", "d"},
-                        {"year", "2015"},
-                        {"month", "09"},
-                        {"day", "02"},
-                        {"hour", "07"},
-                        {"minute", "05"},
-                        {"second", "03"},
-                        {"celosWorkflowName", "wordcount@2015-09-02T07:05:03Z"}});
+  OozieProperties defaults{
+      {"queue", "default"}, {"year", "1999"}, {"out", "/d/${year}"}, {"k", "d"}};
+  OozieProperties own{{"queue", "etl"},
+                      {"in", "/logs/${year}-${month}-${day}/${hour}00"},
+                      {"celosWorkflowName", "mine"}};
+  OozieProperties p =
+      oozie_slot_properties(defaults, own, "wordcount", make_time(2015, 9, 2, 7, 5, 3));
+  CHECK(p == OozieProperties{{"queue", "etl"},
+                             {"in", "/logs/2015-09-02/0700"},
+                             {"out", "/d/2015"},
+                             {"k", "d"},
+                             {"year", "2015"},
+                             {"month", "09"},
+                             {"day", "02"},
+                             {"hour", "07"},
+                             {"minute", "05"},
+                             {"second", "03"},
+                             {"celosWorkflowName", "wordcount@2015-09-02T07:05:03Z"}});
 }
 
-TEST_CASE_METHOD(Fixture, "submit posts an XML configuration to v2/jobs and returns the job id") {
+TEST_CASE_METHOD(OozieFixture,
+                 "submit posts an XML configuration to v2/jobs and returns the job id") {
   http->on(route("POST", kUrl + "/v2/jobs", answer(201, recorded("oozie_submit.json"))));
   workflow_properties["tricky"] = "a<b & \"c\" 'd' >";
   auto id = make()->submit(slot());
@@ -77,7 +80,7 @@ TEST_CASE_METHOD(Fixture, "submit posts an XML configuration to v2/jobs and retu
   CHECK(r.body.find("user.name") == std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "submit_with replaces ${inputs.<id>} in the properties") {
+TEST_CASE_METHOD(OozieFixture, "submit_with replaces ${inputs.<id>} in the properties") {
   http->on(route("POST", kUrl + "/v2/jobs", answer(201, recorded("oozie_submit.json"))));
   workflow_properties["inputDir"] = "${inputs.clicks}";
   SubmitContext context;
@@ -86,7 +89,7 @@ TEST_CASE_METHOD(Fixture, "submit_with replaces ${inputs.<id>} in the properties
   CHECK(http->requests.at(0).body.find("<value>/c/1,/c/2</value>") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "The configured user goes into user.name, property and query") {
+TEST_CASE_METHOD(OozieFixture, "The configured user goes into user.name, property and query") {
   http->on(route("POST", kUrl + "/v2/jobs", answer(201, recorded("oozie_submit.json"))));
   http->on(route("PUT", kUrl + "/v2/job/", answer(200, "")));
   auto oozie = make("celos");
@@ -98,16 +101,18 @@ TEST_CASE_METHOD(Fixture, "The configured user goes into user.name, property and
   CHECK(http->requests[1].url == kUrl + "/v2/job/" + kJob + "?action=start&user.name=celos");
 }
 
-TEST_CASE_METHOD(Fixture, "A properties function that fails fails the submit before any request") {
+TEST_CASE_METHOD(OozieFixture,
+                 "A properties function that fails fails the submit before any request") {
   auto oozie = make_oozie_external_service(
-      http, kUrl, {}, [](const SlotId&) -> Result<Properties> { return fail("JS threw"); }, "");
+      http, kUrl, {}, [](const SlotId&) -> Result<OozieProperties> { return fail("JS threw"); },
+      "");
   auto id = oozie->submit(slot());
   REQUIRE_FALSE(id);
   CHECK(id.error().message == "JS threw");
   CHECK(http->requests.empty());
 }
 
-TEST_CASE_METHOD(Fixture, "Oozie's error headers are carried into the error") {
+TEST_CASE_METHOD(OozieFixture, "Oozie's error headers are carried into the error") {
   http->on(
       route("POST", kUrl + "/v2/jobs",
             answer(400, "<html>Bad Request</html>",
@@ -121,7 +126,7 @@ TEST_CASE_METHOD(Fixture, "Oozie's error headers are carried into the error") {
   CHECK(id.error().message.find("wordcount@2015-09-12T20:00:00.000Z") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "An unreachable Oozie is an error naming the slot and the URL") {
+TEST_CASE_METHOD(OozieFixture, "An unreachable Oozie is an error naming the slot and the URL") {
   http->on(route("POST", kUrl, fail("POST " + kUrl + "/v2/jobs failed: Connection refused")));
   auto id = make()->submit(slot());
   REQUIRE_FALSE(id);
@@ -129,12 +134,12 @@ TEST_CASE_METHOD(Fixture, "An unreachable Oozie is an error naming the slot and 
   CHECK(id.error().message.find("wordcount@") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "A submit answer without an id is an error") {
+TEST_CASE_METHOD(OozieFixture, "A submit answer without an id is an error") {
   http->on(route("POST", kUrl + "/v2/jobs", answer(201, "{}")));
   CHECK_FALSE(make()->submit(slot()));
 }
 
-TEST_CASE_METHOD(Fixture, "start is PUT action=start and a refusal is an error") {
+TEST_CASE_METHOD(OozieFixture, "start is PUT action=start and a refusal is an error") {
   http->on(route("PUT", kUrl + "/v2/job/" + kJob + "?action=start",
                  answer(409, "", {{"oozie-error-code", "E0810"}})));
   auto r = make()->start(slot(), kJob);
@@ -143,7 +148,7 @@ TEST_CASE_METHOD(Fixture, "start is PUT action=start and a refusal is an error")
   CHECK(r.error().message.find("E0810") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "status maps Oozie's job states to running, success and failure") {
+TEST_CASE_METHOD(OozieFixture, "status maps Oozie's job states to running, success and failure") {
   using S = ExternalStatus;
   for (auto [oozie_status, expected] :
        {std::pair{"PREP", S::kSubmitted}, std::pair{"RUNNING", S::kRunning},
@@ -160,14 +165,14 @@ TEST_CASE_METHOD(Fixture, "status maps Oozie's job states to running, success an
   }
 }
 
-TEST_CASE_METHOD(Fixture, "An unknown Oozie job state is an error quoting it") {
+TEST_CASE_METHOD(OozieFixture, "An unknown Oozie job state is an error quoting it") {
   http->on(route("GET", kUrl + "/v2/job/", answer(200, job_info("RUNNINGISH"))));
   auto s = make()->status(slot(), kJob);
   REQUIRE_FALSE(s);
   CHECK(s.error().message.find("RUNNINGISH") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "status of a job Oozie does not know is an error") {
+TEST_CASE_METHOD(OozieFixture, "status of a job Oozie does not know is an error") {
   http->on(route("GET", kUrl + "/v2/job/",
                  answer(400, "",
                         {{"oozie-error-code", "E0604"},
@@ -177,19 +182,19 @@ TEST_CASE_METHOD(Fixture, "status of a job Oozie does not know is an error") {
   CHECK(s.error().message.find("Job does not exist") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "kill is PUT action=kill") {
+TEST_CASE_METHOD(OozieFixture, "kill is PUT action=kill") {
   http->on(route("PUT", kUrl + "/v2/job/" + kJob + "?action=kill", answer(200, "")));
   REQUIRE(make()->kill(slot(), kJob));
   CHECK(http->requests.size() == 1);
 }
 
-TEST_CASE_METHOD(Fixture, "kill of a job that has already ended is not an error") {
+TEST_CASE_METHOD(OozieFixture, "kill of a job that has already ended is not an error") {
   http->on(route("PUT", kUrl + "/v2/job/", answer(400, "", {{"oozie-error-code", "E0725"}})));
   http->on(route("GET", kUrl + "/v2/job/", answer(200, job_info("SUCCEEDED"))));
   CHECK(make()->kill(slot(), kJob));
 }
 
-TEST_CASE_METHOD(Fixture, "kill refused for a running job is an error") {
+TEST_CASE_METHOD(OozieFixture, "kill refused for a running job is an error") {
   http->on(route("PUT", kUrl + "/v2/job/", answer(500, "", {{"oozie-error-code", "E0000"}})));
   http->on(route("GET", kUrl + "/v2/job/", answer(200, job_info("RUNNING"))));
   auto r = make()->kill(slot(), kJob);
@@ -197,7 +202,7 @@ TEST_CASE_METHOD(Fixture, "kill refused for a running job is an error") {
   CHECK(r.error().message.find("E0000") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "a submission Oozie refuses with a 4xx is marked as refused") {
+TEST_CASE_METHOD(OozieFixture, "a submission Oozie refuses with a 4xx is marked as refused") {
   http->on(route("POST", kUrl + "/v2/jobs",
                  answer(400, "",
                         {{"oozie-error-code", "E0405"},
@@ -208,7 +213,8 @@ TEST_CASE_METHOD(Fixture, "a submission Oozie refuses with a 4xx is marked as re
   CHECK(id.error().message.find("E0405") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "a submission Oozie fails with a 5xx or cannot answer is not a refusal") {
+TEST_CASE_METHOD(OozieFixture,
+                 "a submission Oozie fails with a 5xx or cannot answer is not a refusal") {
   http->on(route("POST", kUrl + "/v2/jobs", answer(503, "")));
   auto id = make()->submit(slot());
   REQUIRE_FALSE(id);
@@ -221,7 +227,7 @@ TEST_CASE_METHOD(Fixture, "a submission Oozie fails with a 5xx or cannot answer 
   CHECK(unreachable->submit(slot()).error().code == ErrorCode::kUnavailable);
 }
 
-TEST_CASE_METHOD(Fixture,
+TEST_CASE_METHOD(OozieFixture,
                  "status_many asks the job list once and falls back per job for the missing") {
   const std::string other = "0000002-150911205802478-oozie-oozi-W";
   const std::string gone = "0000003-150911205802478-oozie-oozi-W";
@@ -245,7 +251,7 @@ TEST_CASE_METHOD(Fixture,
   CHECK_FALSE(make()->traits().keeps_job_output);
 }
 
-TEST_CASE_METHOD(Fixture, "status_many falls back to one call per job when the list fails") {
+TEST_CASE_METHOD(OozieFixture, "status_many falls back to one call per job when the list fails") {
   http->on(route("GET", kUrl + "/v2/jobs?", answer(500, "")));
   http->on(route("GET", kUrl + "/v2/job/", answer(200, job_info("RUNNING"))));
   auto answers = make()->status_many({{slot(), kJob}});
@@ -253,7 +259,7 @@ TEST_CASE_METHOD(Fixture, "status_many falls back to one call per job when the l
   CHECK(answers.at(kJob).value() == JobState::kRunning);
 }
 
-TEST_CASE_METHOD(Fixture, "describe names the Oozie URL") {
+TEST_CASE_METHOD(OozieFixture, "describe names the Oozie URL") {
   CHECK(make()->describe() == "oozie " + kUrl);
 }
 

@@ -14,13 +14,13 @@ using hadoop_test::route;
 const char* kNn1 = "http://nn1:9870/webhdfs/v1";
 const char* kNn2 = "http://nn2:9870/webhdfs/v1";
 
-struct Fixture {
+struct WebHdfsFixture {
   std::shared_ptr<FakeHttpClient> http = std::make_shared<FakeHttpClient>();
   std::shared_ptr<FileSystem> fs = make_webhdfs_file_system(http, {"nn1:9870"}, "celos");
   std::shared_ptr<FileSystem> ha = make_webhdfs_file_system(http, {"nn1:9870", "nn2:9870"}, "");
 };
 
-TEST_CASE_METHOD(Fixture, "exists asks GETFILESTATUS and a 200 means the path exists") {
+TEST_CASE_METHOD(WebHdfsFixture, "exists asks GETFILESTATUS and a 200 means the path exists") {
   http->on(route("GET", kNn1, answer(200, recorded("getfilestatus_file.json"))));
   auto r = fs->exists("/logs/2015-09-14/1500/_READY");
   REQUIRE(r);
@@ -31,14 +31,15 @@ TEST_CASE_METHOD(Fixture, "exists asks GETFILESTATUS and a 200 means the path ex
   CHECK_FALSE(http->requests[0].follow_redirects);
 }
 
-TEST_CASE_METHOD(Fixture, "exists is false on a 404 FileNotFoundException") {
+TEST_CASE_METHOD(WebHdfsFixture, "exists is false on a 404 FileNotFoundException") {
   http->on(route("GET", kNn1, answer(404, recorded("file_not_found.json"))));
   auto r = fs->exists("/logs/2015-09-14/1500/_READY");
   REQUIRE(r);
   CHECK_FALSE(*r);
 }
 
-TEST_CASE_METHOD(Fixture, "exists is an error carrying the RemoteException on other answers") {
+TEST_CASE_METHOD(WebHdfsFixture,
+                 "exists is an error carrying the RemoteException on other answers") {
   http->on(route("GET", kNn1, answer(500, recorded("server_error.json"))));
   auto r = fs->exists("/x");
   REQUIRE_FALSE(r);
@@ -47,14 +48,15 @@ TEST_CASE_METHOD(Fixture, "exists is an error carrying the RemoteException on ot
   CHECK(r.error().message.find("500") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "Path segments are percent-encoded and slashes kept") {
+TEST_CASE_METHOD(WebHdfsFixture, "Path segments are percent-encoded and slashes kept") {
   http->on(route("GET", kNn1, answer(404, recorded("file_not_found.json"))));
   REQUIRE(fs->exists("/a dir/ü&x"));
   CHECK(http->requests[0].url ==
         "http://nn1:9870/webhdfs/v1/a%20dir/%C3%BC%26x?op=GETFILESTATUS&user.name=celos");
 }
 
-TEST_CASE_METHOD(Fixture, "A standby name node is skipped and the active one is asked first next") {
+TEST_CASE_METHOD(WebHdfsFixture,
+                 "A standby name node is skipped and the active one is asked first next") {
   http->on(route("GET", kNn1, answer(403, recorded("standby.json"))));
   http->on(route("GET", kNn2, answer(200, recorded("getfilestatus_file.json"))));
   REQUIRE(*ha->exists("/a"));
@@ -65,7 +67,7 @@ TEST_CASE_METHOD(Fixture, "A standby name node is skipped and the active one is 
   CHECK(http->requests[2].url.starts_with(kNn2));
 }
 
-TEST_CASE_METHOD(Fixture, "An unreachable name node is skipped") {
+TEST_CASE_METHOD(WebHdfsFixture, "An unreachable name node is skipped") {
   http->on(route("GET", kNn1, fail("GET http://nn1:9870/... failed: Connection refused")));
   http->on(route("GET", kNn2, answer(404, recorded("file_not_found.json"))));
   auto r = ha->exists("/a");
@@ -73,7 +75,8 @@ TEST_CASE_METHOD(Fixture, "An unreachable name node is skipped") {
   CHECK_FALSE(*r);
 }
 
-TEST_CASE_METHOD(Fixture, "When no name node is active the error says what each one answered") {
+TEST_CASE_METHOD(WebHdfsFixture,
+                 "When no name node is active the error says what each one answered") {
   http->on(route("GET", kNn1, fail("GET http://nn1:9870/... failed: Connection refused")));
   http->on(route("GET", kNn2, answer(403, recorded("standby.json"))));
   auto r = ha->exists("/a");
@@ -82,7 +85,8 @@ TEST_CASE_METHOD(Fixture, "When no name node is active the error says what each 
   CHECK(r.error().message.find("StandbyException") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "A 403 that is not a standby answer is an answer, not a failover") {
+TEST_CASE_METHOD(WebHdfsFixture,
+                 "A 403 that is not a standby answer is an answer, not a failover") {
   http->on(
       route("GET", kNn1,
             answer(403, R"({"RemoteException":{"exception":"AccessControlException",)"
@@ -94,7 +98,7 @@ TEST_CASE_METHOD(Fixture, "A 403 that is not a standby answer is an answer, not 
   CHECK(r.error().message.find("Permission denied") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "read follows OPEN's redirect to the data node") {
+TEST_CASE_METHOD(WebHdfsFixture, "read follows OPEN's redirect to the data node") {
   http->on(route("GET", kNn1, answer(200, "content")));
   auto r = fs->read("/app/workflow.xml");
   REQUIRE(r);
@@ -103,14 +107,15 @@ TEST_CASE_METHOD(Fixture, "read follows OPEN's redirect to the data node") {
   CHECK(http->requests[0].follow_redirects);
 }
 
-TEST_CASE_METHOD(Fixture, "read of a missing file is kNotFound") {
+TEST_CASE_METHOD(WebHdfsFixture, "read of a missing file is kNotFound") {
   http->on(route("GET", kNn1, answer(404, recorded("file_not_found.json"))));
   auto r = fs->read("/nope");
   REQUIRE_FALSE(r);
   CHECK(r.error().code == ErrorCode::kNotFound);
 }
 
-TEST_CASE_METHOD(Fixture, "write sends CREATE to the name node, then the data to its redirect") {
+TEST_CASE_METHOD(WebHdfsFixture,
+                 "write sends CREATE to the name node, then the data to its redirect") {
   const std::string datanode =
       "http://dn1:9864/webhdfs/v1/app/workflow.xml?op=CREATE&overwrite=true";
   http->on(route("PUT", kNn1, answer(307, "", {{"Location", datanode}})));
@@ -125,20 +130,20 @@ TEST_CASE_METHOD(Fixture, "write sends CREATE to the name node, then the data to
   CHECK(http->requests[1].body == "<workflow-app/>");
 }
 
-TEST_CASE_METHOD(Fixture, "A CREATE without a redirect is an error") {
+TEST_CASE_METHOD(WebHdfsFixture, "A CREATE without a redirect is an error") {
   http->on(route("PUT", kNn1, answer(500, recorded("server_error.json"))));
   auto r = fs->write("/a", "x");
   REQUIRE_FALSE(r);
   CHECK(r.error().message.find("CREATE") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "A failing data node fails the write") {
+TEST_CASE_METHOD(WebHdfsFixture, "A failing data node fails the write") {
   http->on(route("PUT", kNn1, answer(307, "", {{"Location", "http://dn1:9864/x"}})));
   http->on(route("PUT", "http://dn1:9864/", answer(500, recorded("server_error.json"))));
   CHECK_FALSE(fs->write("/a", "x"));
 }
 
-TEST_CASE_METHOD(Fixture, "make_dirs is MKDIRS and a false answer is an error") {
+TEST_CASE_METHOD(WebHdfsFixture, "make_dirs is MKDIRS and a false answer is an error") {
   http->on(route("PUT", kNn1, answer(200, recorded("boolean_true.json"))));
   REQUIRE(fs->make_dirs("/app/lib"));
   CHECK(http->requests[0].url == "http://nn1:9870/webhdfs/v1/app/lib?op=MKDIRS&user.name=celos");
@@ -148,7 +153,7 @@ TEST_CASE_METHOD(Fixture, "make_dirs is MKDIRS and a false answer is an error") 
   CHECK_FALSE(make_webhdfs_file_system(refusing, {"nn1:9870"}, "")->make_dirs("/x"));
 }
 
-TEST_CASE_METHOD(Fixture, "remove is a recursive DELETE and nothing there is fine") {
+TEST_CASE_METHOD(WebHdfsFixture, "remove is a recursive DELETE and nothing there is fine") {
   http->on(route("DELETE", kNn1, answer(200, recorded("boolean_false.json"))));
   REQUIRE(fs->remove("/app"));
   CHECK(http->requests[0].method == "DELETE");
@@ -156,7 +161,8 @@ TEST_CASE_METHOD(Fixture, "remove is a recursive DELETE and nothing there is fin
         "http://nn1:9870/webhdfs/v1/app?op=DELETE&user.name=celos&recursive=true");
 }
 
-TEST_CASE_METHOD(Fixture, "rename is RENAME with an encoded destination; false is an error") {
+TEST_CASE_METHOD(WebHdfsFixture,
+                 "rename is RENAME with an encoded destination; false is an error") {
   http->on(route("PUT", kNn1, answer(200, recorded("boolean_false.json"))));
   auto r = fs->rename("/a", "/b c");
   CHECK(http->requests[0].url ==
@@ -165,7 +171,7 @@ TEST_CASE_METHOD(Fixture, "rename is RENAME with an encoded destination; false i
   CHECK(r.error().message.find("/b c") != std::string::npos);
 }
 
-TEST_CASE_METHOD(Fixture, "list reads LISTSTATUS sorted by name with types and sizes") {
+TEST_CASE_METHOD(WebHdfsFixture, "list reads LISTSTATUS sorted by name with types and sizes") {
   http->on(route("GET", kNn1, answer(200, recorded("liststatus.json"))));
   auto r = fs->list("/app");
   REQUIRE(r);
@@ -177,7 +183,7 @@ TEST_CASE_METHOD(Fixture, "list reads LISTSTATUS sorted by name with types and s
   CHECK((*r)[1].size == 24930);
 }
 
-TEST_CASE_METHOD(Fixture, "list of a missing directory is kNotFound") {
+TEST_CASE_METHOD(WebHdfsFixture, "list of a missing directory is kNotFound") {
   http->on(route("GET", kNn1, answer(404, recorded("file_not_found.json"))));
   auto r = fs->list("/nope");
   REQUIRE_FALSE(r);

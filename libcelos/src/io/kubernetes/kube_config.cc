@@ -17,7 +17,7 @@ namespace {
 
 namespace json = boost::json;
 
-std::optional<std::string> read_file(const std::string& path) {
+std::optional<std::string> read_optional_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream text;
@@ -151,7 +151,7 @@ Result<KubeCredentials> parse_kubeconfig(const std::string& text, const std::str
 }
 
 Result<KubeCredentials> read_kubeconfig(const std::string& path, const std::string& context) {
-  auto text = read_file(path);
+  auto text = read_optional_file(path);
   if (!text) return fail(fmt::format("cannot read the kubeconfig {}", path));
   return parse_kubeconfig(*text, path, context);
 }
@@ -168,10 +168,10 @@ Result<KubeCredentials> in_cluster_credentials(const std::string& dir) {
   out.server = fmt::format("https://{}:{}", address, port && *port ? port : "443");
   out.token_file = dir + "/token";
   out.ca_file = dir + "/ca.crt";
-  if (!read_file(out.token_file)) {
+  if (!read_optional_file(out.token_file)) {
     return fail(fmt::format("inCluster: cannot read the service account token {}", out.token_file));
   }
-  if (auto ns = read_file(dir + "/namespace")) {
+  if (auto ns = read_optional_file(dir + "/namespace")) {
     out.namespace_ = *ns;
     while (!out.namespace_.empty() &&
            std::isspace(static_cast<unsigned char>(out.namespace_.back()))) {

@@ -37,7 +37,7 @@ json::object string_map(const std::map<std::string, std::string>& values) {
   return out;
 }
 
-json::array string_list(const std::vector<std::string>& values, Time t) {
+json::array string_array(const std::vector<std::string>& values, Time t) {
   json::array out;
   for (const auto& v : values) out.push_back(json::value(replace_time_variables(v, t)));
   return out;
@@ -46,8 +46,8 @@ json::array string_list(const std::vector<std::string>& values, Time t) {
 json::object container(const KubernetesServiceOptions& options, const SlotId& slot,
                        const std::map<std::string, std::string>& env) {
   json::object c{{"name", "main"}, {"image", options.image}};
-  if (!options.command.empty()) c["command"] = string_list(options.command, slot.time);
-  if (!options.args.empty()) c["args"] = string_list(options.args, slot.time);
+  if (!options.command.empty()) c["command"] = string_array(options.command, slot.time);
+  if (!options.args.empty()) c["args"] = string_array(options.args, slot.time);
   json::array vars;
   for (const auto& [name, value] : env)
     vars.push_back(json::object{{"name", name}, {"value", value}});

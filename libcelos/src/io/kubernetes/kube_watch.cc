@@ -19,7 +19,7 @@ constexpr int kMaxPages = 10000;
 // Bound of one page of a list (a watch's bound is its timeoutSeconds and 30 s more).
 constexpr auto kListTimeout = std::chrono::minutes(2);
 
-std::string string_at(const json::value& value, std::initializer_list<const char*> path) {
+std::string watch_string_at(const json::value& value, std::initializer_list<const char*> path) {
   const json::value* at = &value;
   for (const char* key : path) {
     at = at->is_object() ? at->as_object().if_contains(key) : nullptr;
@@ -164,8 +164,8 @@ Result<std::string> KubeWatch::list() {
     if (json::value* got = page.as_object().if_contains("items"); got && got->is_array()) {
       for (json::value& item : got->as_array()) items.push_back(std::move(item));
     }
-    if (rv.empty()) rv = string_at(page, {"metadata", "resourceVersion"});
-    token = string_at(page, {"metadata", "continue"});
+    if (rv.empty()) rv = watch_string_at(page, {"metadata", "resourceVersion"});
+    token = watch_string_at(page, {"metadata", "continue"});
     if (token.empty()) {
       if (rv.empty()) return fail("listing " + path_ + ": the list has no resourceVersion");
       handlers_.replace(std::move(items));
@@ -225,7 +225,7 @@ std::optional<KubeWatch::End> KubeWatch::event(std::string_view line, std::strin
   const json::value parsed = json::parse(line, ec);
   const json::value* object =
       !ec && parsed.is_object() ? parsed.as_object().if_contains("object") : nullptr;
-  const std::string type = ec ? "" : string_at(parsed, {"type"});
+  const std::string type = ec ? "" : watch_string_at(parsed, {"type"});
   if (object == nullptr || type.empty()) {
     failed(fmt::format("the watch sent a line that is not an event: {}",
                        line.substr(0, std::min<std::size_t>(line.size(), 200))));
@@ -243,7 +243,7 @@ std::optional<KubeWatch::End> KubeWatch::event(std::string_view line, std::strin
     return End::kFailed;
   }
   if (type != "BOOKMARK") handlers_.apply(type, *object);
-  const std::string at = string_at(*object, {"metadata", "resourceVersion"});
+  const std::string at = watch_string_at(*object, {"metadata", "resourceVersion"});
   if (!at.empty()) rv = at;
   progressed = true;
   return std::nullopt;

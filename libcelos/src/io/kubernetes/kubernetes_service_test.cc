@@ -15,7 +15,7 @@ namespace json = boost::json;
 
 namespace {
 
-const SlotId kSlot{"wordcount", make_time(2015, 9, 12, 20, 0, 0)};
+const SlotId kKubernetesServiceSlot{"wordcount", make_time(2015, 9, 12, 20, 0, 0)};
 
 // Jobs by "<namespace>/<name>", pods as given; answers as an API server would, or as told.
 struct MiniKube {
@@ -118,43 +118,45 @@ std::string header(const HttpRequest& r, const std::string& name) {
 TEST_CASE("submit creates a suspended Job and start resumes it once, with the token over http") {
   MiniKube kube;
   auto service = kube.service();
-  const std::string id = service->submit(kSlot).value();
+  const std::string id = service->submit(kKubernetesServiceSlot).value();
   CHECK(id == "etl/wordcount-20150912t200000-1");
   CHECK(kube.jobs.at(id).at("spec").at("suspend") == true);
   const HttpRequest& create = kube.http->requests.at(0);
   CHECK(header(create, "Authorization") == "Bearer t0k");
   CHECK(kube.calls() == std::vector<std::string>{"POST /apis/batch/v1/namespaces/etl/jobs"});
-  REQUIRE(service->start(kSlot, id));
+  REQUIRE(service->start(kKubernetesServiceSlot, id));
   CHECK(kube.jobs.at(id).at("spec").at("suspend") == false);
   const HttpRequest& resume = kube.http->requests.at(1);
   CHECK(resume.method == "PATCH");
   CHECK(header(resume, "Content-Type") == "application/json-patch+json");
   CHECK(json::parse(resume.body) == json::parse(R"([{"op":"test","path":"/spec/suspend",
     "value":true},{"op":"replace","path":"/spec/suspend","value":false}])"));
-  CHECK(service->start(kSlot, id));  // already resumed: the test fails (422), no error
-  CHECK(service->status(kSlot, id).value() == JobState::kRunning);
+  CHECK(service->start(kKubernetesServiceSlot,
+                       id));  // already resumed: the test fails (422), no error
+  CHECK(service->status(kKubernetesServiceSlot, id).value() == JobState::kRunning);
 }
 
 TEST_CASE("a submit after a crash adopts the suspended Job and never resumes a started one") {
   MiniKube kube;
   auto service = kube.service();
-  const std::string first = service->submit(kSlot).value();  // the crash: never recorded
-  CHECK(service->submit(kSlot).value() == first);            // adopted, not created again
+  const std::string first =
+      service->submit(kKubernetesServiceSlot).value();              // the crash: never recorded
+  CHECK(service->submit(kKubernetesServiceSlot).value() == first);  // adopted, not created again
   CHECK(kube.jobs.size() == 1);
-  REQUIRE(service->start(kSlot, first));
+  REQUIRE(service->start(kKubernetesServiceSlot, first));
   // The attempt ran (not suspended any more): the next submit makes attempt 2.
-  const std::string second = service->submit(kSlot).value();
+  const std::string second = service->submit(kKubernetesServiceSlot).value();
   CHECK(second == "etl/wordcount-20150912t200000-2");
   CHECK(kube.jobs.at(second).at("spec").at("suspend") == true);
   // A Job of that name that belongs to another slot is not adopted either.
   kube.jobs.erase(second);
-  const SlotId other{"wordcount", kSlot.time + std::chrono::hours(1)};
+  const SlotId other{"wordcount", kKubernetesServiceSlot.time + std::chrono::hours(1)};
   json::value foreign = kube.jobs.at(first);
   foreign.at("metadata").as_object()["name"] = "wordcount-20150912t200000-2";
   foreign.at("metadata").at("annotations").as_object()["celos.slot"] = format_time(other.time);
   foreign.at("spec").as_object()["suspend"] = true;
   kube.jobs["etl/wordcount-20150912t200000-2"] = foreign;
-  CHECK(service->submit(kSlot).value() == "etl/wordcount-20150912t200000-3");
+  CHECK(service->submit(kKubernetesServiceSlot).value() == "etl/wordcount-20150912t200000-3");
 }
 
 TEST_CASE("the status of many jobs is one list per namespace, and pods only when one waits") {
@@ -163,7 +165,7 @@ TEST_CASE("the status of many jobs is one list per namespace, and pods only when
   auto web = kube.service("web");
   std::vector<ExternalService::Job> jobs;
   for (int h = 0; h < 4; ++h) {
-    const SlotId slot{"wordcount", kSlot.time + std::chrono::hours(h)};
+    const SlotId slot{"wordcount", kKubernetesServiceSlot.time + std::chrono::hours(h)};
     jobs.push_back({slot, (h < 3 ? etl : web)->submit(slot).value()});
   }
   kube.set_status(jobs[0].external_id, R"({"conditions":[{"type":"Complete","status":"True"}]})");
@@ -205,38 +207,39 @@ TEST_CASE("the status of many jobs is one list per namespace, and pods only when
 TEST_CASE("kill deletes the Job in the background; a Job already gone is no error") {
   MiniKube kube;
   auto service = kube.service();
-  const std::string id = service->submit(kSlot).value();
-  REQUIRE(service->kill(kSlot, id));
+  const std::string id = service->submit(kKubernetesServiceSlot).value();
+  REQUIRE(service->kill(kKubernetesServiceSlot, id));
   CHECK(kube.jobs.empty());
   CHECK(kube.calls().back() ==
         "DELETE /apis/batch/v1/namespaces/etl/jobs/wordcount-20150912t200000-1"
         "?propagationPolicy=Background");
-  CHECK(service->kill(kSlot, id));
-  CHECK(!service->kill(kSlot, "no-namespace"));
+  CHECK(service->kill(kKubernetesServiceSlot, id));
+  CHECK(!service->kill(kKubernetesServiceSlot, "no-namespace"));
 }
 
 TEST_CASE("API errors: refusals, a short 429 retried, and 401 shown as the health") {
   MiniKube kube;
   auto service = kube.service();
   kube.forced = {403};
-  auto refused = service->submit(kSlot);
+  auto refused = service->submit(kKubernetesServiceSlot);
   REQUIRE(!refused);
   CHECK(refused.error().code == ErrorCode::kInvalid);
   CHECK(refused.error().message ==
         "creating Kubernetes Job etl/wordcount-20150912t200000-1: 403 Forbidden: told so");
   kube.forced = {429};
-  CHECK(service->submit(kSlot).value() == "etl/wordcount-20150912t200000-1");  // retried once
+  CHECK(service->submit(kKubernetesServiceSlot).value() ==
+        "etl/wordcount-20150912t200000-1");  // retried once
   kube.forced = {429, 429};
-  auto busy = service->start(kSlot, "etl/wordcount-20150912t200000-1");
+  auto busy = service->start(kKubernetesServiceSlot, "etl/wordcount-20150912t200000-1");
   REQUIRE(!busy);
   CHECK(busy.error().code == ErrorCode::kFailed);
   CHECK(busy.error().message.find("429 Too Many Requests") != std::string::npos);
   kube.forced = {401};
-  auto status = service->status(kSlot, "etl/wordcount-20150912t200000-1");
+  auto status = service->status(kKubernetesServiceSlot, "etl/wordcount-20150912t200000-1");
   REQUIRE(!status);
   CHECK(status.error().message.find("401 Unauthorized") != std::string::npos);
   CHECK(kubernetes_health().value() == "401 Unauthorized from http://kube: told so");
-  CHECK(service->status(kSlot, "etl/wordcount-20150912t200000-1"));
+  CHECK(service->status(kKubernetesServiceSlot, "etl/wordcount-20150912t200000-1"));
   CHECK(kubernetes_health().value() == "ok");
 }
 
@@ -245,7 +248,7 @@ TEST_CASE("unreadable credentials leave the slot READY (a failure, not a refusal
   o.image = "debian:12";
   o.kubeconfig = "/nonexistent/kubeconfig";
   auto service = make_kubernetes_external_service(o);
-  auto submitted = service->submit(kSlot);
+  auto submitted = service->submit(kKubernetesServiceSlot);
   REQUIRE(!submitted);
   CHECK(submitted.error().code != ErrorCode::kInvalid);
   CHECK(submitted.error().message == "cannot read the kubeconfig /nonexistent/kubeconfig");
@@ -258,7 +261,8 @@ TEST_CASE("status of 10,000 Jobs, lists answered in-process", "[.bench]") {
   auto service = kube.service();
   std::vector<ExternalService::Job> jobs;
   for (int i = 0; i < 10000; ++i) {
-    const SlotId slot{fmt::format("wf-{:03}", i / 100), kSlot.time + std::chrono::minutes(i % 100)};
+    const SlotId slot{fmt::format("wf-{:03}", i / 100),
+                      kKubernetesServiceSlot.time + std::chrono::minutes(i % 100)};
     jobs.push_back({slot, service->submit(slot).value()});
     kube.jobs.at(jobs.back().external_id).at("spec").as_object()["suspend"] = false;  // resumed
     kube.set_status(jobs.back().external_id, R"({"active":1,"startTime":"2015-09-12T20:00:00Z"})");

@@ -24,7 +24,7 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::size_t kCapacity = 10000;
-constexpr std::size_t kBatch = 500;
+constexpr std::size_t kInsertBatch = 500;
 
 constexpr const char* kInsert =
     "INSERT INTO celos_audit (at, node, client, token, method, path, query, status, truncated, "
@@ -161,7 +161,7 @@ class PostgresAuditSink final : public AuditSink {
     for (;;) {
       wait_for_work(pause);
       if (stopping_ && (queue_.empty() || pause.count() > 0)) break;
-      const std::size_t n = std::min(queue_.size(), kBatch);
+      const std::size_t n = std::min(queue_.size(), kInsertBatch);
       std::vector<AuditRecord> batch(queue_.begin(), queue_.begin() + static_cast<long>(n));
       dropped_while_writing_ = 0;
       lock.unlock();

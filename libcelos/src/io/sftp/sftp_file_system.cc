@@ -32,7 +32,7 @@ std::string random_name_part() {
   return fmt::format("{:012x}", engine() & 0xffffffffffffULL);
 }
 
-std::string parent_of(const std::string& path) {
+std::string remote_parent(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
 }
@@ -182,7 +182,7 @@ class SftpFileSystem : public FileSystem {
   }
 
   Result<void> write_one(const std::string& path, const std::string& data) REQUIRES(mutex_) {
-    const std::string dir = parent_of(path);
+    const std::string dir = remote_parent(path);
     if (auto ok = make_dirs_locked(dir); !ok) return ok;
     const std::string prefix = (dir == "/" ? "" : dir) + "/." + base_name(path);
     const std::string tmp = prefix + ".celos-tmp-" + random_name_part();

@@ -25,14 +25,14 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_output(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(" \t\r\n");
   return text.substr(first, last - first + 1);
 }
 
-bool contains(std::string_view text, std::string_view part) {
+bool has_text(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
@@ -55,17 +55,17 @@ std::string pattern_escape(const std::string& path) {
 std::map<std::string, QueueEntry> parse_queue(std::string_view text) {
   std::map<std::string, QueueEntry> entries;
   for (std::string_view line : split(text, '\n')) {
-    const auto fields = split(trim(line), '|');
+    const auto fields = split(trim_output(line), '|');
     if (fields.size() < 2 || !is_job_id(fields[0])) continue;
-    QueueEntry entry{std::string(trim(fields[1])), ""};
-    if (fields.size() > 2) entry.reason = std::string(trim(fields[2]));
+    QueueEntry entry{std::string(trim_output(fields[1])), ""};
+    if (fields.size() > 2) entry.reason = std::string(trim_output(fields[2]));
     entries[std::string(fields[0])] = std::move(entry);
   }
   return entries;
 }
 
 std::string parse_job_id(std::string_view text) {
-  const std::string_view id = trim(trim(text).substr(0, trim(text).find(';')));
+  const std::string_view id = trim_output(trim_output(text).substr(0, trim_output(text).find(';')));
   return is_job_id(id) ? std::string(id) : std::string();
 }
 
@@ -78,18 +78,18 @@ bool controller_unreachable(std::string_view err) {
       "Slurm backup controller in standby mode",
       "Connection refused"};
   return std::any_of(kOutage.begin(), kOutage.end(),
-                     [&](std::string_view part) { return contains(err, part); });
+                     [&](std::string_view part) { return has_text(err, part); });
 }
 
-bool invalid_job_id(std::string_view err) { return contains(err, "Invalid job id specified"); }
+bool invalid_job_id(std::string_view err) { return has_text(err, "Invalid job id specified"); }
 
 std::map<std::string, std::string> per_job_complaints(std::string_view err) {
   std::map<std::string, std::string> complaints;
   for (std::string_view line : split(err, '\n')) {
-    line = trim(line);
+    line = trim_output(line);
     const auto at = line.rfind(" for job ");
     if (at == std::string_view::npos) continue;
-    const std::string_view id = trim(line.substr(at + 9));
+    const std::string_view id = trim_output(line.substr(at + 9));
     if (is_job_id(id)) complaints[std::string(id)] = std::string(line.substr(0, at));
   }
   return complaints;
@@ -98,7 +98,7 @@ std::map<std::string, std::string> per_job_complaints(std::string_view err) {
 std::string one_line(std::string_view err) {
   std::string out;
   for (std::string_view line : split(err, '\n')) {
-    line = trim(line);
+    line = trim_output(line);
     for (std::string_view prefix : {"sbatch: error: ", "sbatch: ", "error: "}) {
       if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
     }
