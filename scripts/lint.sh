@@ -73,23 +73,24 @@ fi
 
 database=build/dev/compile_commands.json
 [ -f "$database" ] || { echo "lint: $database is missing: build the dev preset first" >&2; exit 1; }
+# clang-tidy is clang: it cannot read GCC's precompiled header (CELOS_PCH) nor knows GCC-only
+# warnings, so it reads a copy of the database without them (every file compiles without the
+# PCH: CELOS_PCH=OFF builds it so), where each unity file of the build (CMAKE_UNITY_BUILD) is
+# replaced by the sources it includes.
+tidy_db=$(mktemp -d /tmp/celos-tidy-db-XXXXXX)
+trap 'rm -rf "$tidy_db"' EXIT
+python3 scripts/clang_compile_db.py "$database" >"$tidy_db/compile_commands.json"
 # Translation units the dev build compiles (headers are checked through them: HeaderFilterRegex).
 units=$(echo "$changed" | grep '\.cc$' | while read -r f; do
-  grep -q "\"file\": \"$PWD/$f\"" "$database" && echo "$f"; done || true)
+  grep -q "\"file\": \"$PWD/$f\"" "$tidy_db/compile_commands.json" && echo "$f"; done || true)
 if [ -n "$units" ]; then
   echo "lint: clang-tidy on $(echo "$units" | wc -l) file(s)" >&2
-  out=$(mktemp /tmp/celos-tidy-XXXXXX)
-  # clang-tidy is clang: it cannot read GCC's precompiled header (CELOS_PCH) nor knows GCC-only
-  # warnings, so it reads a copy of the database without them (every file compiles without the
-  # PCH: CELOS_PCH=OFF builds it so).
-  tidy_db=$(mktemp -d /tmp/celos-tidy-db-XXXXXX)
-  python3 scripts/clang_compile_db.py "$database" >"$tidy_db/compile_commands.json"
+  out=$tidy_db/tidy.out
   if ! echo "$units" | xargs -r -P "$(nproc)" -n 1 clang-tidy -p "$tidy_db" --quiet \
          --extra-arg=-Wno-unknown-warning-option >"$out" 2>/dev/null; then
     cat "$out" >&2
     echo "lint: clang-tidy found problems (above)" >&2
     status=1
   fi
-  rm -rf "$out" "$tidy_db"
 fi
 exit $status
