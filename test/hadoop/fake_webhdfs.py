@@ -7,7 +7,9 @@ FileStatus, FileStatuses, {"boolean": ...} and RemoteException, CREATE and OPEN 
     fake_webhdfs.py --port 0 [--root DIR] [--standby] [--latency-ms N]
 
 --latency-ms delays every WebHDFS answer by N ms (a real name node's round trip); requests
-overlap (one thread per connection) and the fake records how many were in flight at most.
+overlap (connections are served concurrently on one event loop, fake_http.py, as cheaply as the
+other fakes of this folder: the benchmarks run the fake beside celos-server on the same cores)
+and the fake records how many were in flight at most.
 
 prints the name node's port on the first line of stdout and the data node's on the second.
 Control endpoints (not part of WebHDFS):
@@ -25,12 +27,12 @@ import shutil
 import sys
 import tempfile
 import threading
-import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import fake_http
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from fake_ledger import Ledger  # noqa: E402 (test/fake_ledger.py)
+from fake_ledger import Ledger, LedgerRequests  # noqa: E402 (test/fake_ledger.py)
 
 PREFIX = "/webhdfs/v1"
 READ_OPS = {"GETFILESTATUS", "LISTSTATUS", "OPEN"}
@@ -76,17 +78,11 @@ def remote_exception(exception, java_class, message):
                                  "message": message}}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as Jetty does
-    # Headers and body are two writes: without TCP_NODELAY the body waits for the client's
-    # delayed ACK of the headers (40 ms on Linux), which a real server does not add.
-    disable_nagle_algorithm = True
+class Handler(LedgerRequests, fake_http.Handler):
+    """HTTP/1.1 with keep-alive, as Jetty; the latency is waited for by fake_http (delay())."""
     server_version = "Jetty(fake)"
     state = None  # set per server
     datanode = False
-
-    def log_message(self, fmt, *args):  # quiet: tests read stdout for the port
-        pass
 
     # ---- plumbing
 
@@ -102,10 +98,6 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def body(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
-
     def not_found(self, path):
         self.send(404, remote_exception("FileNotFoundException", "java.io.FileNotFoundException",
                                         "File does not exist: " + path))
@@ -114,35 +106,16 @@ class Handler(BaseHTTPRequestHandler):
         self.send(400, remote_exception("IllegalArgumentException",
                                         "java.lang.IllegalArgumentException", message))
 
-    def do_GET(self):
-        self.dispatch()
-
-    def do_PUT(self):
-        self.dispatch()
-
-    def do_POST(self):
-        self.dispatch()
-
-    def do_DELETE(self):
-        self.dispatch()
-
-    def dispatch(self):
-        url = urllib.parse.urlsplit(self.path)
-        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query, keep_blank_values=True).items()}
-        data = self.body()
-        if url.path.startswith("/_control/"):
-            return self.control(url.path, query)
-        if not url.path.startswith(PREFIX):
+    def respond(self):
+        if not self.counted:
+            return self.control(self.url.path, self.query)
+        if self.command not in ("GET", "PUT", "POST", "DELETE", "HEAD"):
+            return self.send(501, b"unsupported method " + self.command.encode(), "text/plain")
+        if not self.url.path.startswith(PREFIX):
             return self.send(404, b"not a WebHDFS URL", "text/plain")
-        hdfs_path = urllib.parse.unquote(url.path[len(PREFIX):]) or "/"
-        op = query.get("op", "").upper()
-        latency = self.state.begin()
-        try:
-            if latency:
-                time.sleep(latency)
-            return self.serve(op, hdfs_path, query, data)
-        finally:
-            self.state.end()
+        hdfs_path = urllib.parse.unquote(self.url.path[len(PREFIX):]) or "/"
+        op = self.query.get("op", "").upper()
+        return self.serve(op, hdfs_path, self.query, self.body)
 
     def serve(self, op, hdfs_path, query, data):
         self.state.record({"node": "datanode" if self.datanode else "namenode",
@@ -276,13 +249,19 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def serve(handler_state, datanode, port):
+    """Serves the name node (or the data node) from a thread of its own; returns its port."""
     handler = type("NameNode" if not datanode else "DataNode", (Handler,),
                    {"state": handler_state, "datanode": datanode})
-    ThreadingHTTPServer.request_queue_size = 256  # many concurrent clients, as a real server
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    bound = []
+    ready = threading.Event()
+
+    def on_bound(p):
+        bound.append(p)
+        ready.set()
+    threading.Thread(target=fake_http.serve, args=(handler, port, on_bound), daemon=True).start()
+    if not ready.wait(30):
+        raise SystemExit("fake_webhdfs: could not listen on port %d" % port)
+    return bound[0]
 
 
 def main():
@@ -297,14 +276,11 @@ def main():
     os.makedirs(root, exist_ok=True)
     state = State(os.path.abspath(root), args.standby)
     state.latency_ms = args.latency_ms
-    datanode = serve(state, True, args.datanode_port)
-    state.datanode_port = datanode.server_address[1]
-    namenode = serve(state, False, args.port)
-    print(namenode.server_address[1], flush=True)
+    state.datanode_port = serve(state, True, args.datanode_port)
+    print(serve(state, False, args.port), flush=True)
     print(state.datanode_port, flush=True)
     try:
-        while True:
-            time.sleep(3600)
+        threading.Event().wait()
     except KeyboardInterrupt:
         pass
     return 0
