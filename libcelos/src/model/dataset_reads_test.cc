@@ -44,7 +44,10 @@ struct DatasetReadsWorld {
     w.start_time = kDatasetReadsStart;
     return config.workflows[id] = w;
   }
-  void put(SlotState state) { REQUIRE(db->put_slots({std::move(state)})); }
+  void put(SlotState state) {
+    auto stored = db->put_slots({std::move(state)});
+    REQUIRE(stored);
+  }
   SlotLineage lineage(const std::string& workflow, Time t) {
     auto answer = slot_lineage(config, {workflow, t}, kNow, *db, file_systems);
     REQUIRE(answer);
