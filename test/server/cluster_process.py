@@ -104,7 +104,9 @@ class Cluster:
 
     def leader(self, among=None, other_than=None, timeout=None):
         """The leader (as /api/v1/cluster shows it) that every node of `among` (default: all)
-        agrees on and that is not `other_than`. A bounded poll: lease + 15 s unless told."""
+        agrees on, that is not `other_than` and that says itself that it leads: the lease can
+        still name a node that does not lead yet (after an outage of the database it must
+        renew it first, and answers 503 until then). A bounded poll: lease + 15 s unless told."""
         among = list(among or self.nodes)
 
         def agreed():
@@ -114,6 +116,11 @@ class Cluster:
             ids = {v["leader"]["id"] for v in views}
             if len(ids) != 1 or ids == {other_than}:
                 return None
+            (leader,) = ids
+            if leader in self.nodes:
+                own = cluster_of(self.nodes[leader])
+                if own is None or own["self"]["role"] != "leader":
+                    return None
             return views[0]["leader"]
         return poll(agreed, "the nodes to agree on a leader",
                     timeout=timeout if timeout is not None else self.lease + 15)
