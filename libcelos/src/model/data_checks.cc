@@ -42,6 +42,14 @@ Result<bool> DirectoryListings::exists(const std::string& uri, FileSystem& fs,
   return fs.exists(path);
 }
 
+Result<void> DirectoryListings::prefetch(const std::string& uri, FileSystem& fs,
+                                         const std::string& dir) {
+  if (planned_.count({uri, dir}) == 0 || !fs.prefers_listing()) return {};
+  auto names = listing(uri, fs, dir);
+  if (!names) return tl::unexpected(names.error());
+  return {};
+}
+
 Result<DirectoryListings::Names> DirectoryListings::listing(const std::string& uri, FileSystem& fs,
                                                             const std::string& dir) {
   std::promise<Result<Names>> promise;

@@ -47,6 +47,14 @@ class DirectoryListings {
   // asked with exists() after all; unreachable is that error. Thread-safe.
   Result<bool> exists(const std::string& uri, FileSystem& fs, const std::string& path);
 
+  // The (URI, directory) pairs plan() chose to list.
+  const std::set<PathKey>& planned() const { return planned_; }
+
+  // Lists a planned directory ahead of the asks, on a task of its own (when `fs` prefers
+  // listing), so that an ask finds it listed instead of holding a thread while another task's
+  // round trip runs. The listing's error, if it failed (the asks will see it too). Thread-safe.
+  Result<void> prefetch(const std::string& uri, FileSystem& fs, const std::string& dir);
+
   // File-system calls made (listings and exists()).
   int calls() const { return calls_.load(); }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "celos/file_system_wrapper.h"
+#include "model/step_context.h"
 #include "testing/scheduler_world.h"
 
 using namespace celos;
@@ -38,6 +39,23 @@ class RefusingListings final : public FileSystemWrapper {
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
     return fail("permission denied: " + directory, ErrorCode::kInvalid);
   }
+};
+
+// A remote file system that cannot be reached (connection refused): every call is kUnavailable.
+class UnreachableFileSystem final : public FileSystemWrapper {
+ public:
+  using FileSystemWrapper::FileSystemWrapper;
+  bool prefers_listing() const override { return true; }
+  Result<std::vector<FileStatus>> list(const std::string& directory) override {
+    ++lists;
+    return fail("connection refused: list " + directory, ErrorCode::kUnavailable);
+  }
+  Result<bool> exists(const std::string& path) override {
+    ++exists_calls;
+    return fail("connection refused: exists " + path, ErrorCode::kUnavailable);
+  }
+  std::atomic<int> lists{0};
+  std::atomic<int> exists_calls{0};
 };
 
 // The data file system's calls so far: exists() and list().
@@ -100,6 +118,39 @@ TEST_CASE("a listing that is refused falls back to one exists() per path") {
   CHECK(report.errors.empty());
   CHECK(report.data_check_calls == 25);  // the refused listing and 24 exists()
   CHECK(w.status("wf", kStart + hours(5)) == SlotStatus::kReady);
+}
+
+TEST_CASE("the planned directories are listed by tasks of their own, an unreachable one once") {
+  World w;
+  w.data_fs->set_prefers_listing(true);
+  REQUIRE(w.data_fs->write("/in/a/0100", "x"));
+  const std::string down = "webhdfs://down:50070";
+  auto unreachable = std::make_shared<UnreachableFileSystem>(w.data_fs);
+  testing::FakeFileSystemResolver resolver(w.data_fs);
+  resolver.add(down, unreachable);
+  detail::StepTriggerContext context(kStart, *w.db, resolver);
+  context.plan_listings({{"", "/in/a/0000"},
+                         {"", "/in/a/0100"},
+                         {"", "/in/c/0000"},
+                         {down, "/x/0000"},
+                         {down, "/x/0100"},
+                         {down, "/y/0000"},
+                         {down, "/y/0100"}});
+  auto tasks = context.listing_tasks();
+  CHECK(tasks.size() == 3);         // /in/a, /x and /y; /in/c's one path is asked alone
+  for (auto& task : tasks) task();  // as the step's executor runs them, before the asks
+  CHECK(w.data_fs->list_calls() == 1);
+  CHECK(unreachable->lists == 1);  // /x could not be listed: /y is not tried
+  // The asks find the listing done; the unreachable file system fails them without a call.
+  CHECK(context.path_exists("", "/in/a/0100").value());
+  CHECK_FALSE(context.path_exists("", "/in/a/0000").value());
+  CHECK(w.data_fs->list_calls() == 1);
+  CHECK(w.data_fs->exists_calls() == 0);
+  auto failed = context.path_exists(down, "/y/0000");
+  REQUIRE_FALSE(failed);
+  CHECK(failed.error().code == ErrorCode::kUnavailable);
+  CHECK(unreachable->lists == 1);
+  CHECK(unreachable->exists_calls == 0);
 }
 
 TEST_CASE("only plain absolute paths are grouped by their directory") {

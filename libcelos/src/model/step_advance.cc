@@ -71,7 +71,8 @@ void Step::advance() {
     add_waiting(run, waiting, chunks);
   }
   probe_paths(chunks);
-  std::vector<std::function<void()>> tasks;
+  // The directories to list first: the executor starts tasks in order.
+  std::vector<std::function<void()>> tasks = triggers_.listing_tasks();
   for (const Chunk& chunk : chunks) tasks.push_back([this, &chunk] { evaluate(chunk); });
   std::vector<JobGroup> batches = split_batches(std::move(groups));
   for (JobGroup& group : batches) tasks.push_back([this, &group] { ask_status(group); });

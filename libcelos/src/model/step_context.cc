@@ -41,6 +41,28 @@ Result<bool> StepTriggerContext::path_exists(const std::string& fs_uri, const st
   });
 }
 
+std::vector<std::function<void()>> StepTriggerContext::listing_tasks() {
+  std::vector<std::function<void()>> tasks;
+  for (const auto& [uri, dir] : listings_.planned()) {
+    tasks.push_back([this, uri = uri, dir = dir] { prefetch_listing(uri, dir); });
+  }
+  return tasks;
+}
+
+void StepTriggerContext::prefetch_listing(const std::string& fs_uri, const std::string& dir) {
+  {
+    MutexLock lock(mutex_);
+    if (down_.count(fs_uri) > 0) return;
+  }
+  auto fs = file_systems_.resolve(fs_uri);
+  if (!fs) return;  // the asks report it
+  auto listed = listings_.prefetch(fs_uri, **fs, dir);
+  if (!listed && listed.error().code == ErrorCode::kUnavailable) {
+    MutexLock lock(mutex_);
+    down_.emplace(fs_uri, listed.error());
+  }
+}
+
 bool StepTriggerContext::remote(const std::string& fs_uri) {
   {
     MutexLock lock(mutex_);

@@ -48,6 +48,12 @@ class StepTriggerContext final : public TriggerContext {
   // The paths the step's triggers will ask (a probe's): call before the concurrent asks.
   void plan_listings(const std::vector<PathKey>& paths) { listings_.plan(paths); }
 
+  // One task per directory plan_listings() chose, listing it. The step runs them before the
+  // triggers' own asks: 23 slots of one workflow that wait for their directory's listing then
+  // find it done instead of each holding one of --io-concurrency's threads while it runs. A
+  // file system found unreachable is not asked again (as path_exists).
+  std::vector<std::function<void()>> listing_tasks();
+
   // Is `fs_uri`'s file system one where each check is a round trip (it prefers_listing():
   // WebHDFS, SFTP)? Its paths are listed by directory, and its checks back off. Cached.
   bool remote(const std::string& fs_uri) EXCLUDES(mutex_);
@@ -56,6 +62,8 @@ class StepTriggerContext final : public TriggerContext {
   int calls() const { return listings_.calls(); }  // file-system calls they took
 
  private:
+  void prefetch_listing(const std::string& fs_uri, const std::string& dir) EXCLUDES(mutex_);
+
   template <class Key>
   using Cache = std::map<Key, std::shared_future<Result<bool>>>;
   // `cache` names one of the caches below (a member pointer: the map is only touched under
