@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print a GCC build's compile_commands.json as clang-based tools can read it.
 
-A unity build (cmake/CelosUnity.cmake, on by default; or CMake's own UNITY_BUILD) compiles
+A unity build (cmake/CelosUnity.cmake, on by default) compiles
 generated files that include several sources each (`.../celos_unity/<target>/unity_0.cc`); each
 of them becomes one entry per source it includes (a relative include is resolved from the
 unity file's folder), with the same command, so that a tool can be asked about a source file.
@@ -40,7 +40,7 @@ UNITY_INCLUDE = re.compile(r'^#include "(.+)"$', re.M)
 def unity_sources(entry):
     """The sources a unity file includes, or None for an ordinary source."""
     path = os.path.join(entry.get("directory", ""), entry["file"])
-    if not re.search(r"/(Unity|celos_unity/[^/]+)/unity_[^/]*$", path):
+    if not re.search(r"/celos_unity/[^/]+/unity_[^/]*$", path):
         return None
     try:
         with open(path, encoding="utf-8") as f:

@@ -75,7 +75,7 @@ database=build/dev/compile_commands.json
 [ -f "$database" ] || { echo "lint: $database is missing: build the dev preset first" >&2; exit 1; }
 # clang-tidy is clang: it cannot read GCC's precompiled header (CELOS_PCH) nor knows GCC-only
 # warnings, so it reads a copy of the database without them (every file compiles without the
-# PCH: CELOS_PCH=OFF builds it so), where each unity file of the build (CMAKE_UNITY_BUILD) is
+# PCH: CELOS_PCH=OFF builds it so), where each unity file of the build (CELOS_UNITY) is
 # replaced by the sources it includes.
 tidy_db=$(mktemp -d /tmp/celos-tidy-db-XXXXXX)
 trap 'rm -rf "$tidy_db"' EXIT
