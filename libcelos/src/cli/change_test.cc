@@ -108,7 +108,7 @@ TEST_CASE("Slots the server skipped make the exit code 1, and are listed") {
 
 }  // namespace
 
-TEST_CASE("deadline moves one slot's deadline; deadlines lists them with their state") {
+TEST_CASE("deadline moves one slot's deadline, deadlines lists them with their state") {
   Cli cli;
   cli.answer(
       "/api/v1/deadline?id=wf&time=2015-09-13T01%3A00%3A00.000Z&deadline=2015-09-13T"

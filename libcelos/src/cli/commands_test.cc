@@ -62,7 +62,7 @@ TEST_CASE("No connection exits 3, a server error exits 1 with its JSON on one li
         std::string::npos);
 }
 
-TEST_CASE("With -o json the route's answer is printed unchanged; people get an aligned table") {
+TEST_CASE("With -o json the route's answer is printed unchanged, people get an aligned table") {
   Cli cli;
   cli.answer("/api/v1/workflow-slots?id=wf&start=2015-09-13T00%3A00%3A00.000Z", kSlots);
   REQUIRE(cli.run({"slots", "wf", "--from", "2015-09-13T00:00Z", "-o", "json"}) == kExitOk);

@@ -16,7 +16,7 @@ constexpr const char* kWorkflow =
     "schedulingStrategy: celos.serialSchedulingStrategy(), trigger: celos.alwaysTrigger(), "
     "externalService: celos.commandExternalService('true'), startTime: '2015-09-13T00:00Z'});";
 
-TEST_CASE("celos simulate runs a scenario without a server; exit 1 when an expectation fails") {
+TEST_CASE("celos simulate runs a scenario without a server, exit 1 when an expectation fails") {
   TempDir dir;
   write_text_file(dir / "workflows/hourly.js", kWorkflow);
   write_text_file(dir / "ok.json", R"({"workflows": "workflows", "start": "2015-09-13T00:00Z",
@@ -49,7 +49,7 @@ TEST_CASE("celos simulate: a malformed scenario exits 2 naming the file and line
   CHECK(cli.run({"simulate", dir / "broken.json", "--until", "someday"}) == kExitUsage);
 }
 
-TEST_CASE("celos plan compares two directories; --from and --to are required") {
+TEST_CASE("celos plan compares two directories, --from and --to are required") {
   TempDir dir;
   write_text_file(dir / "old/workflows/hourly.js", kWorkflow);
   std::string moved = kWorkflow;

@@ -29,7 +29,7 @@ struct Seen {
 
 }  // namespace
 
-TEST_CASE("a file written or moved into a watched directory is seen; others are not") {
+TEST_CASE("a file written or moved into a watched directory is seen, others are not") {
   celos::testing::TempDir tmp;
   const std::string dir = tmp / "watched";
   write_text_file(tmp / "other/x", "x");

@@ -41,7 +41,7 @@ TEST_CASE("The service decorator tells the observer of each call, by the service
   CHECK(observer.calls == Calls{"slurm submit ok", "slurm status failed", "slurm kill failed"});
 }
 
-TEST_CASE("The file system decorator times listings as checks; a missing directory answers") {
+TEST_CASE("The file system decorator times listings as checks, a missing directory answers") {
   RecordingObserver observer;
   auto mem = std::make_shared<MemFileSystem>();
   mem->set_prefers_listing(true);

@@ -185,7 +185,7 @@ TEST_CASE("write_files_after runs its step once the contents are written, before
   }
 }
 
-TEST_CASE("appends without a sync are read back at once and synced later; a missing file fails") {
+TEST_CASE("appends without a sync are read back at once and synced later, a missing file fails") {
   testing::TempDir dir;
   auto fs = make_local_file_system();
   const std::string path = dir / "spool/lines";

@@ -106,7 +106,7 @@ TEST_CASE("dataset load errors name the file that made them") {
              Catch::Contains("atomicOutputs\" must be a boolean"));
 }
 
-TEST_CASE("declaring the same dataset again in one file changes nothing; differently throws") {
+TEST_CASE("declaring the same dataset again in one file changes nothing, differently throws") {
   Dirs d;
   d.file("a.js",
          "var a = celos.dataset('x', {path: '/x/${hour}', doneFlag: '_DONE'});\n"
@@ -120,7 +120,7 @@ TEST_CASE("declaring the same dataset again in one file changes nothing; differe
   CHECK(config->datasets.at("x").done_flag == "_DONE");
 }
 
-TEST_CASE("an explicit trigger alone decides; statusTrigger and mode new are read") {
+TEST_CASE("an explicit trigger alone decides, statusTrigger and mode new are read") {
   Dirs d;
   d.file("a.js", "celos.dataset('x', {path: '/x/${day}/${hour}', fs: 'file:///'});\n" +
                      dataset_workflow("w",

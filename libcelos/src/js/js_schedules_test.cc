@@ -250,7 +250,7 @@ TEST_CASE("cronSchedule reads its expression in the timeZone it is given") {
 }
 
 TEST_CASE(
-    "hourlySchedule and minutelySchedule take a timeZone; CELOS_DEFAULT_TIME_ZONE is the default") {
+    "hourlySchedule and minutelySchedule take a timeZone, CELOS_DEFAULT_TIME_ZONE is the default") {
   using js_test::only_workflow;
   auto hourly = only_workflow(js_test::eval(js_test::define(
                                   "schedule: celos.hourlySchedule({timeZone: 'Asia/Kolkata'})")))

@@ -96,7 +96,7 @@ TEST_CASE("slurmExternalService: bad options are load errors naming the function
   }
 }
 
-TEST_CASE("slurmExternalService: null options count as not given; jobs dir from settings") {
+TEST_CASE("slurmExternalService: null options count as not given, jobs dir from settings") {
   Loaded loaded("celos.slurmExternalService('#!/bin/bash\\necho hi', {partition: null})");
   REQUIRE(loaded.result.errors.empty());
   CHECK(loaded.result.workflows[0].service->describe() == "slurm \"script\"");

@@ -188,7 +188,7 @@ TEST_CASE("a crash between a plan's slot writes and its record admits no slot tw
   CHECK(w.plan(id).ended.at(SlotStatus::kSuccess) == 2);
 }
 
-TEST_CASE("a rerun by hand takes a slot out of its plan; plan records round-trip") {
+TEST_CASE("a rerun by hand takes a slot out of its plan, plan records round-trip") {
   SlotState s = SlotState::of({"a", kStart}, SlotStatus::kFailure);
   s.backfill = "bf-1";
   CHECK_FALSE(s.rerun()->backfill);

@@ -286,7 +286,7 @@ TEST_CASE("a done flag that cannot be written keeps the slot RUNNING") {
 }
 
 TEST_CASE(
-    "killing a slot that never ran removes nothing; killing a running one removes its "
+    "killing a slot that never ran removes nothing, killing a running one removes its "
     "incomplete output") {
   DatasetWorld w;
   auto service = std::make_shared<CommandLikeService>();

@@ -264,7 +264,7 @@ class OrderingFileSystem final : public FileSystemWrapper {
 }  // namespace
 
 TEST_CASE(
-    "a write's events are synced by the database's write, before its states; a failed sync "
+    "a write's events are synced by the database's write, before its states, a failed sync "
     "stores nothing",
     "[lineage]") {
   LineageWorld w;  // its workflow; the database and spool below are on a recording file system

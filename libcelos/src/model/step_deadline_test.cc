@@ -104,7 +104,7 @@ TEST_CASE("a miss is stored and alerted once, in the first step at or after the 
 }
 
 TEST_CASE(
-    "a slot that succeeds in time is MET and never alerts; one that succeeds late is MISSED") {
+    "a slot that succeeds in time is MET and never alerts, one that succeeds late is MISSED") {
   DeadlineWorld w(hours(1));
   w.ready = true;
   w.edit(hours(1));
@@ -162,7 +162,7 @@ TEST_CASE("onMiss kill kills a running slot that missed its deadline") {
   REQUIRE(w.alerts.alerts.size() == 1);
 }
 
-TEST_CASE("an operator moves one slot's deadline; the miss is judged against the new one") {
+TEST_CASE("an operator moves one slot's deadline, the miss is judged against the new one") {
   DeadlineWorld w(hours(1));
   w.scheduler.step(kStepDeadlineStart + minutes(10));
   auto moved = w.scheduler.set_deadline("wf", kStepDeadlineStart, kStepDeadlineStart + hours(4),

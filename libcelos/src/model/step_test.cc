@@ -207,7 +207,7 @@ std::string wf_name(int i) { return fmt::format("wf-{:04}", i); }
 }  // namespace
 
 TEST_CASE(
-    "hundreds of workflows submit, record and start as a pipeline; each job starts after "
+    "hundreds of workflows submit, record and start as a pipeline, each job starts after "
     "its RUNNING record") {
   World w;
   auto pool = make_thread_pool_executor(8);

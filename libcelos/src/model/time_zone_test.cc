@@ -34,7 +34,7 @@ TEST_CASE("an unknown zone is an error naming it and the tzdata looked in") {
   }
 }
 
-TEST_CASE("UTC and its aliases never leave offset zero; real zones are not UTC") {
+TEST_CASE("UTC and its aliases never leave offset zero, real zones are not UTC") {
   CHECK(TimeZone::utc().is_utc());
   CHECK(zone("UTC").is_utc());
   CHECK(zone("Etc/UTC").is_utc());

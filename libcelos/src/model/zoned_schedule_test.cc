@@ -261,7 +261,7 @@ class ContextService : public testing::FakeExternalService {
   std::vector<SubmitContext> contexts;
 };
 
-TEST_CASE("a zoned workflow's job gets its slot's local time parts; a UTC one gets none") {
+TEST_CASE("a zoned workflow's job gets its slot's local time parts, a UTC one gets none") {
   testing::SchedulerWorld w;
   auto service = std::make_shared<ContextService>();
   Workflow zoned_wf = w.workflow("paris", service);

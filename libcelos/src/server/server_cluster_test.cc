@@ -42,7 +42,7 @@ TEST_CASE("the node id and the advertised URL default to the host name and --hos
 }
 
 TEST_CASE(
-    "cluster identity: --node-id and --advertise-url win; the URL loses its trailing slashes") {
+    "cluster identity: --node-id and --advertise-url win, the URL loses its trailing slashes") {
   ServerOptions opts = options("0.0.0.0", 8080);
   opts.node_id = "node-a";
   opts.advertise_url = "https://a.example:443//";

@@ -56,7 +56,7 @@ TEST_CASE("an import of a corrupt file database fails: exit 1, naming the file")
                              Catch::Contains("state/wf/2015-09-15/00:00:00.000Z"));
 }
 
-TEST_CASE("an import says what it copied: exit 0; a second one is refused without --force") {
+TEST_CASE("an import says what it copied: exit 0, a second one is refused without --force") {
   std::string why_not;
   auto server = testing::PostgresServer::start(why_not);
   if (!server) {
@@ -71,8 +71,9 @@ TEST_CASE("an import says what it copied: exit 0; a second one is refused withou
   const Import first = run(dir.path(), uri);
   CHECK(first.code == 0);
   CHECK(first.err.empty());
-  CHECK(first.out == "imported " + dir.path() + " into " + describe_postgres_uri(uri) +
-                         ": 1 slots, 0 rerun markers, 1 pause flags, 0 history entries\n");
+  CHECK(first.out ==
+        "imported " + dir.path() + " into " + describe_postgres_uri(uri) +
+            ": 1 slots, 0 rerun markers, 1 pause flags, 0 backfill plans, 0 history entries\n");
   const Import again = run(dir.path(), uri);
   CHECK(again.code == 2);
   CHECK(again.out.empty());

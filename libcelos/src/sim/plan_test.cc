@@ -101,7 +101,7 @@ TEST_CASE("A plan names added and removed workflows, and triggers and services t
 }
 
 TEST_CASE(
-    "A plan of two equal versions changes nothing; a version without workflows/ is an "
+    "A plan of two equal versions changes nothing, a version without workflows/ is an "
     "error") {
   TempDir dir;
   copy_quickstart(dir, "old");

@@ -125,7 +125,7 @@ TEST_CASE("A failed expectation prints the expected and actual state and the slo
         std::string::npos);
 }
 
-TEST_CASE("Until stops early (later expectations are not checked); only steps one workflow") {
+TEST_CASE("Until stops early (later expectations are not checked), only steps one workflow") {
   SimulateOptions options;
   options.until = make_time(2015, 9, 13, 2);
   options.only = "total";
@@ -138,7 +138,7 @@ TEST_CASE("Until stops early (later expectations are not checked); only steps on
   CHECK(run.out.str().find("SKIP expect[1]: not checked") != std::string::npos);
 }
 
-TEST_CASE("Operators rerun, kill, pause and drain at given times; an outage holds a workflow") {
+TEST_CASE("Operators rerun, kill, pause and drain at given times, an outage holds a workflow") {
   Run run(R"(,
     "operators": [
       {"at": "2015-09-13T07:00Z", "rerun": "wc", "slot": "2015-09-13T01:00Z"},

@@ -144,7 +144,7 @@ TEST_CASE("a range rerun is forwarded to celos-server's range API, dry run and s
   CHECK_FALSE(has(client->requests[0].url, "status"));
 }
 
-TEST_CASE("a refused range keeps celos-server's 400; bad range parameters never reach it") {
+TEST_CASE("a refused range keeps celos-server's 400, bad range parameters never reach it") {
   auto client = std::make_shared<FakeHttpClient>();
   client->on(answer("POST", "/api/v1/rerun?", 400, R"({"error":"start is after end"})"));
   auto handler = handler_for(client);

@@ -237,7 +237,7 @@ TEST_CASE("the config file is re-read when it changes and a broken one keeps the
   CHECK(body.find("id=\"notice\"") != std::string::npos);
 }
 
-TEST_CASE("lineage lists a slot's upstream and downstream slots; datasets are a page") {
+TEST_CASE("lineage lists a slot's upstream and downstream slots, datasets are a page") {
   auto client = std::make_shared<FakeHttpClient>();
   client->on(handler_answer("GET", "/api/v1/lineage?id=clean&time=2015-09-15T10%3A00%3A00.000Z",
                             200,

@@ -145,7 +145,7 @@ TEST_CASE("Maintenance is stored, keeps its since when set again and answers the
   CHECK(w.call("POST", "/api/v1/maintenance").status == 400);
 }
 
-TEST_CASE("Drain submits nothing new but follows running slots; off resumes") {
+TEST_CASE("Drain submits nothing new but follows running slots, off resumes") {
   ApiV1World w;
   w.call_json("POST", "/scheduler?time=2015-09-13T10:30Z");  // 10:00 READY
   w.call_json("POST", "/scheduler?time=2015-09-13T10:35Z");  // submitted
@@ -180,7 +180,7 @@ TEST_CASE("Pause makes steps do nothing while rerun, kill and pause still work")
   CHECK(w.call("POST", "/pause?id=wf&paused=true").status == 200);
 }
 
-TEST_CASE("Health answers the role and checks; ready is 503 while the workflows load") {
+TEST_CASE("Health answers the role and checks, ready is 503 while the workflows load") {
   ApiV1World w;
   auto live = w.call_json("GET", "/health/live");
   CHECK(live.at("status") == "ok");
@@ -223,7 +223,7 @@ TEST_CASE("A clock skewed from the database's is a warning in ready and a metric
 }
 
 TEST_CASE(
-    "Until the gate opens only health, metrics and version answer; the rest waits or times out") {
+    "Until the gate opens only health, metrics and version answer, the rest waits or times out") {
   ApiV1World w;
   StartupGate gate(std::chrono::milliseconds(200));
   Api api(w.scheduler,

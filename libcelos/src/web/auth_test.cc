@@ -106,7 +106,7 @@ TEST_CASE("Roles nest: no token 401, unknown 401, too low 403, enough passes") {
   }
 }
 
-TEST_CASE("A changed tokens file is re-read; a malformed one keeps the previous tokens") {
+TEST_CASE("A changed tokens file is re-read, a malformed one keeps the previous tokens") {
   TempDir dir;
   const std::string path = dir / "tokens.json";
   write(path, tokens_json(entry("one", "admin", "first")));

@@ -119,7 +119,7 @@ TEST_CASE("A producer's success steps the workflows whose triggers read its slot
              Catch::Contains("celos_event_to_submit_seconds_count{event=\"job\"} "));
 }
 
-TEST_CASE("A rerun steps that workflow at once; a stopped stepper steps nothing") {
+TEST_CASE("A rerun steps that workflow at once, a stopped stepper steps nothing") {
   EventStepperWorld w;
   w.add("wf");
   w.start();

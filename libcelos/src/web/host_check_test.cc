@@ -46,7 +46,7 @@ TEST_CASE("A mutating request from a foreign Origin is refused, reads and no Ori
 }
 
 TEST_CASE(
-    "the allowed-hosts option replaces the list; * allows any Host but still refuses foreign "
+    "the allowed-hosts option replaces the list, * allows any Host but still refuses foreign "
     "Origins") {
   auto listed = parse_allowed_hosts("celos.example.com, Other:99");
   REQUIRE(listed);

@@ -157,7 +157,7 @@ TEST_CASE("The service decorator keeps the endpoint and batching of the service 
 
 namespace {
 
-TEST_CASE("Service limits' deferred picks add up by endpoint and limit; running plans' slots") {
+TEST_CASE("Service limits' deferred picks add up by endpoint and limit, running plans' slots") {
   Metrics metrics;
   const std::string none = metrics.render(nullptr);
   CHECK(line_of(none, R"(celos_backfills{state="running"})") == "0");

@@ -71,7 +71,7 @@ TEST_CASE("range requests with bad parameters are 400 and change nothing") {
   w.call_json("GET", "/api/v1/slot-history?id=wf&time=2015-09-13T10:30Z", 404);
 }
 
-TEST_CASE("with time and no dryRun /api/v1/rerun answers as /rerun; with dryRun as a range") {
+TEST_CASE("with time and no dryRun /api/v1/rerun answers as /rerun, with dryRun as a range") {
   OperatorApiWorld w;
   w.store("2015-09-13T10:00Z", SlotStatus::kFailure);
   auto dry = w.call_json("POST", "/api/v1/kill?id=wf&time=2015-09-13T11:00Z&dryRun=true");

@@ -8,7 +8,7 @@
 
 using namespace celos;
 
-TEST_CASE("reload hooks run in order; a failing or throwing one does not stop the others") {
+TEST_CASE("reload hooks run in order, a failing or throwing one does not stop the others") {
   ReloadHooks hooks;
   std::vector<std::string> ran;
   hooks.add("first", [&]() -> Result<void> {

@@ -33,7 +33,7 @@ TEST_CASE("A legacy route is served at its own path and under /api/v1/, a new on
   CHECK(table.match("GET", "/api/v1/health/live").on_path.empty());
 }
 
-TEST_CASE("Two methods on one path are two routes; another method finds the path but no route") {
+TEST_CASE("Two methods on one path are two routes, another method finds the path but no route") {
   RouteTable table;
   table.add({.method = "GET", .path = "/maintenance", .handler = answer("get")});
   table.add({.method = "POST", .path = "/maintenance", .mutates = true, .handler = answer("post")});

@@ -309,7 +309,7 @@ TEST_CASE("server options: --history-retention-days is 30 by default, 0 keeps fo
   }
 }
 
-TEST_CASE("server options: OpenLineage to a collector or a file; a malformed URL names the flag") {
+TEST_CASE("server options: OpenLineage to a collector or a file, a malformed URL names the flag") {
   auto off = parse({"--port", "1"});
   REQUIRE(off);
   CHECK_FALSE(off->options->lineage_enabled());

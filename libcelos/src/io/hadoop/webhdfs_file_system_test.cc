@@ -162,7 +162,7 @@ TEST_CASE_METHOD(WebHdfsFixture, "remove is a recursive DELETE and nothing there
 }
 
 TEST_CASE_METHOD(WebHdfsFixture,
-                 "rename is RENAME with an encoded destination; false is an error") {
+                 "rename is RENAME with an encoded destination, false is an error") {
   http->on(route("PUT", kNn1, answer(200, recorded("boolean_false.json"))));
   auto r = fs->rename("/a", "/b c");
   CHECK(http->requests[0].url ==

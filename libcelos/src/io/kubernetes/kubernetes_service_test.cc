@@ -204,7 +204,7 @@ TEST_CASE("the status of many jobs is one list per namespace, and pods only when
         "3DPending");
 }
 
-TEST_CASE("kill deletes the Job in the background; a Job already gone is no error") {
+TEST_CASE("kill deletes the Job in the background, a Job already gone is no error") {
   MiniKube kube;
   auto service = kube.service();
   const std::string id = service->submit(kKubernetesServiceSlot).value();

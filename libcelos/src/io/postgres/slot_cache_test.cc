@@ -54,7 +54,7 @@ TEST_CASE("the slot cache follows this process's writes") {
   CHECK_FALSE(cache.rerun_times(1, "wf", kDay));
 }
 
-TEST_CASE("another owner empties the slot cache; no owner bypasses it") {
+TEST_CASE("another owner empties the slot cache, no owner bypasses it") {
   SlotCache cache;
   load(cache, 1, {"wf"}, kDay, {at("wf", 3)});
   CHECK_FALSE(cache.slots(std::nullopt, "wf", kDay, kDay + hours(24)));  // lost the lease

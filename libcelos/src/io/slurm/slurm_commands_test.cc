@@ -13,7 +13,7 @@ using testing::FakeProcessRunner;
 
 const SlotId kSlot{"wordcount", make_time(2015, 9, 12, 20, 0, 0)};
 
-TEST_CASE("slurm states map as SPEC 12 says; unknown states are running") {
+TEST_CASE("slurm states map as SPEC 12 says, unknown states are running") {
   for (const char* s : {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
                         "RESIZING", "STAGE_OUT", "SOMETHING_NEW"}) {
     CHECK(slurm_job_state(s) == JobState::kRunning);
@@ -103,7 +103,7 @@ TEST_CASE("extraArgs refuse what is not one --name[=value] and what celos contro
   }
 }
 
-TEST_CASE("the wrapper records the exit status; the script gets a #! line when it has none") {
+TEST_CASE("the wrapper records the exit status, the script gets a #! line when it has none") {
   const std::string wrapper = slurm::wrapper_script("/jobs/it's", true);
   CHECK(wrapper.find("d='/jobs/it'\\''s'/\"$SLURM_JOB_ID\"") != std::string::npos);
   CHECK(wrapper.find("cd \"$d\"") != std::string::npos);

@@ -147,7 +147,7 @@ TEST_CASE("start_many releases all jobs of a step with one scontrol") {
   CHECK(results.at("x;y").error().code == ErrorCode::kInvalid);
 }
 
-TEST_CASE("start_many: a job Slurm does not know is that job's error; finished ones are fine") {
+TEST_CASE("start_many: a job Slurm does not know is that job's error, finished ones are fine") {
   SlurmFixture f;
   f.runner->answer("scontrol", 1, "", data("release_mixed.err"));
   const auto results = f.service->start_many({{kSlurmServiceSlot, "7"},
@@ -190,7 +190,7 @@ TEST_CASE("status_many asks squeue once for all jobs and maps the states") {
   CHECK(f.service->traits().keeps_job_output);
 }
 
-TEST_CASE("a held job is submitted (the step starts it); a released pending job is running") {
+TEST_CASE("a held job is submitted (the step starts it), a released pending job is running") {
   SlurmFixture f;
   f.runner->answer("squeue", 0, data("squeue_held.txt"));
   f.runner->answer("squeue", 0, data("squeue_released.txt"));
@@ -219,7 +219,7 @@ TEST_CASE("all jobs unknown to squeue: the exit records decide") {
   CHECK(f.service->status(kSlurmServiceSlot, "10").value() == JobState::kSuccess);
 }
 
-TEST_CASE("a job Slurm forgot with no exit record fails with a message; sacct asked once") {
+TEST_CASE("a job Slurm forgot with no exit record fails with a message, sacct asked once") {
   SlurmFixture f;
   f.runner->on("squeue", [](const ProcessRequest&) -> Result<ProcessOutput> {
     return ProcessOutput{1, "", data("squeue_unknown_jobs.err")};
@@ -290,7 +290,7 @@ TEST_CASE("a controller that answers again is asked again") {
   CHECK(f.runner->count("squeue") == 2);
 }
 
-TEST_CASE("kill runs scancel; an ended or forgotten job is not an error") {
+TEST_CASE("kill runs scancel, an ended or forgotten job is not an error") {
   SlurmFixture f;
   f.runner->answer("scancel", 0, "");
   f.runner->answer("scancel", 1, "",
