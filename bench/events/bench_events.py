@@ -2,7 +2,7 @@
 """Issue 28's latencies through celos-server's HTTP API: event -> consumer submitted.
 
     CELOS_SERVER=build/dev/celos-server/celos-server python3 bench/events/bench_events.py [--runs 3]
-        [--workflows 1000] [--slots 10] [--samples 20]
+        [--workflows 1000] [--slots 10] [--samples 20] [--only NAME,...] [--storm-connections 256]
 
 Each measure starts a real celos-server with --autoSchedule 60 (the periodic step, which the
 events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --latency-ms 20):
@@ -15,14 +15,15 @@ events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --laten
                 SUCCEEDED and calls the notification URL; wait for the follower's RUNNING
   file          a workflow waiting for a local _READY file: one step by hand, then the file is
                 written; wait for RUNNING
-  storm         10,000 announcements within about a second from 32 threads while another thread
-                reads /workflow-list; read latency p99 and time until every consumer RUNNING
+  storm         10,000 announcements as fast as 256 kept-alive connections take them (asyncio)
+                while another thread reads /workflow-list; read latency p99 and time until every consumer RUNNING
                 (the consumers are command jobs: 10,000 of them start on this machine)
   storm-oozie   the same with the consumers' jobs on the fake Oozie (they run elsewhere)
 Prints median and worst over the runs of each measure (client-side wall clock; polling every
 5 ms adds up to 5 ms)."""
 
 import argparse
+import asyncio
 import datetime
 import http.client
 import json
@@ -164,7 +165,38 @@ def oozie_wf(wid, start, oozie, fields=""):
 """ % (json.dumps(wid), oozie.url("/oozie"), iso(start, False), fields)
 
 
-def bench_storm(oozie=None, n=1000, announcements=10000):
+async def announce(port, paths, connections):
+    """POSTs every path, `connections` kept-alive connections at a time (asyncio: one client
+    thread keeps hundreds of requests in flight, as many producers announcing at once would;
+    32 blocking threads made the client the limit). Returns the statuses other than 200."""
+    queue = asyncio.Queue()
+    for path in paths:
+        queue.put_nowait(path)
+    refused = []
+
+    async def connection():
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while not queue.empty():
+                path = queue.get_nowait()
+                writer.write(("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0\r\n\r\n"
+                              % (path, port)).encode())
+                head = await reader.readuntil(b"\r\n\r\n")
+                status = int(head.split(b" ", 2)[1])
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":", 1)[1])
+                await reader.readexactly(length)
+                if status != 200:
+                    refused.append(status)
+        finally:
+            writer.close()
+    await asyncio.gather(*(connection() for _ in range(connections)))
+    return refused
+
+
+def bench_storm(oozie=None, n=1000, announcements=10000, connections=256):
     """With `oozie`, the consumers' jobs go to the fake Oozie (they run elsewhere, as in
     production); without, each is a local command job (10,000 of them, on this machine)."""
     start = HOUR - datetime.timedelta(hours=12)
@@ -186,32 +218,13 @@ def bench_storm(oozie=None, n=1000, announcements=10000):
             reads.append(time.monotonic() - t)
             time.sleep(0.01)
 
-    refused = []
-
-    def announcer(k):
-        # One kept-alive connection a thread, as a producer that announces many instances
-        # keeps it: a new connection a request made the client, not the server, the limit.
-        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
-        try:
-            for j in range(k, announcements, 32):
-                i, h = j % n, j // n
-                conn.request("POST", "/api/v1/datasets/d%d/instances?time=%s"
-                             % (i, iso(start + datetime.timedelta(hours=h))), body=b"")
-                res = conn.getresponse()
-                res.read()
-                if res.status != 200:
-                    refused.append(res.status)
-        finally:
-            conn.close()
+    paths = ["/api/v1/datasets/d%d/instances?time=%s"
+             % (j % n, iso(start + datetime.timedelta(hours=j // n))) for j in range(announcements)]
     try:
         r = threading.Thread(target=reader)
         r.start()
         t0 = time.monotonic()
-        threads = [threading.Thread(target=announcer, args=(k,)) for k in range(32)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        refused = asyncio.run(announce(s.port, paths, connections))
         sent = time.monotonic() - t0
         if refused:
             raise SystemExit("storm: %d announcements refused (HTTP %s)" % (len(refused), refused[0]))
@@ -230,6 +243,7 @@ def main():
     p.add_argument("--slots", type=int, default=10)
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--only", default="")
+    p.add_argument("--storm-connections", type=int, default=256)
     a = p.parse_args()
     oozie = FakeServer("fake_oozie.py", "--latency-ms", "20")
     results = {}
@@ -237,8 +251,8 @@ def main():
         for run in range(a.runs):
             for name, fn in [("announcement", lambda: bench_announcement(a.workflows, a.slots, a.samples)),
                              ("chain", bench_chain), ("oozie", lambda: bench_oozie(oozie)),
-                             ("file", bench_file), ("storm", bench_storm),
-                             ("storm-oozie", lambda: bench_storm(oozie))]:
+                             ("file", bench_file), ("storm", lambda: bench_storm(connections=a.storm_connections)),
+                             ("storm-oozie", lambda: bench_storm(oozie, connections=a.storm_connections))]:
                 if a.only and name not in a.only.split(","):
                     continue
                 v = fn()

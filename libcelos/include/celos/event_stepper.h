@@ -11,12 +11,17 @@
 //
 // Events that arrive together are coalesced: at most one partial step is queued on the
 // SerialWorker at a time, and it steps the union of the workflows of every event that arrived
-// before it ran. So partial steps are serialized with the periodic step and every mutation (the
-// worker runs one job at a time, in order), a burst of events costs one partial step, and an
-// event storm cannot starve the periodic step, reads (which never touch the worker) or mutations
-// (queued behind at most one partial step each). The step runs at the wall clock's now through
-// Api::step, which skips it on a cluster standby: only the leader steps (events arrive there
-// because standbys forward mutations).
+// before it ran. With a `settle` time, a partial step is queued only once no event came for
+// that long (or the oldest waited `max_delay`), and no sooner after the last partial step than
+// that step took: during a burst of announcements the worker answers them group after group
+// for at least half of its time instead of stepping between every two groups (a step waits on
+// the executor: statuses and submissions of 20 ms each at Oozie), and the burst's workflows are
+// stepped in a few large steps. So partial steps are serialized with the periodic step and every
+// mutation (the worker runs one job at a time, in order), a burst of events costs one partial step,
+// and an event storm cannot starve the periodic step, reads (which never touch the worker) or
+// mutations (queued behind at most one partial step each). The step runs at the wall clock's now
+// through Api::step, which skips it on a cluster standby: only the leader steps (events arrive
+// there because standbys forward mutations).
 //
 // A lost event (a crash, a full queue) costs the periodic step's latency, never a submission:
 // the partial step is an ordinary step of fewer workflows (SPEC §16 holds for it as for any).
@@ -24,6 +29,7 @@
 // destroyed.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,6 +42,7 @@
 #include "celos/event_source.h"
 #include "celos/metrics.h"
 #include "celos/mutex.h"
+#include "celos/request_pool.h"
 #include "celos/scheduler.h"
 #include "celos/workflow_dependents.h"
 
@@ -49,6 +56,11 @@ struct EventStepperOptions {
   // Is this file system URI ("" = the default) the local one? File events step the workflows
   // that check paths on it. Empty = only "file:" URIs.
   std::function<bool(std::string_view uri)> is_local = {};
+  // Quiet time before a partial step is queued; zero queues it at once (as unit tests expect).
+  std::chrono::milliseconds settle{0};
+  // The longest an event waits for a quiet moment before its partial step is queued anyway
+  // (or as long as the last partial step took, if that was longer).
+  std::chrono::milliseconds max_delay{500};
 };
 
 class EventStepper final : public SchedulerListener {
@@ -77,6 +89,9 @@ class EventStepper final : public SchedulerListener {
 
  private:
   void merge(Batch events) EXCLUDES(mutex_);
+  // On the timer: queues the partial step once the events settled, or waits on.
+  void settled() EXCLUDES(mutex_);
+  void queue_batch() EXCLUDES(mutex_);
   void run_batch() EXCLUDES(mutex_);
   const WorkflowDependents& dependents() REQUIRES(mutex_);
 
@@ -89,10 +104,16 @@ class EventStepper final : public SchedulerListener {
   // against them, and slot changes they cause inherit them).
   Batch in_flight_ GUARDED_BY(mutex_);
   bool queued_ GUARDED_BY(mutex_) = false;
+  bool waiting_to_settle_ GUARDED_BY(mutex_) = false;
+  Clock::Monotonic last_event_ GUARDED_BY(mutex_){};
+  // The last partial step's end plus its duration: the next one is not queued before.
+  Clock::Monotonic next_allowed_ GUARDED_BY(mutex_){};
   bool stopping_ GUARDED_BY(mutex_) = false;
   int partial_steps_ GUARDED_BY(mutex_) = 0;
   WorkflowConfigPtr indexed_ GUARDED_BY(mutex_);
   WorkflowDependents index_ GUARDED_BY(mutex_);
+  // Only with a settle time; last, so that it stops (and drops its callbacks) first.
+  std::unique_ptr<DeadlineTimer> timer_;
 };
 
 }  // namespace celos

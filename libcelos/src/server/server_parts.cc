@@ -19,6 +19,11 @@
 namespace celos {
 namespace {
 
+// Event-driven steps wait for 10 ms without events (a burst of announcements is answered
+// before its consumers are stepped together), half a second at most (docs/operations.md).
+constexpr std::chrono::milliseconds kEventSettle{10};
+constexpr std::chrono::milliseconds kEventMaxDelay{500};
+
 Result<HadoopConfig> read_hadoop_config(const ServerOptions& opts) {
   if (!std::filesystem::is_directory(opts.hadoop_conf_dir)) return HadoopConfig{};
   auto config = read_hadoop_config_dir(opts.hadoop_conf_dir);
@@ -233,12 +238,13 @@ Front::Front(const ServerOptions& opts, Backends& b, Scheduling& s, TokenStore* 
     LocalPathWatch* files = s.file_events.get();
     events = std::make_unique<EventStepper>(
         api, worker,
-        EventStepperOptions{.config = [&s] { return s.scheduler.config(); },
-                            .metrics = &s.metrics,
-                            .is_local =
-                                [files](std::string_view uri) {
-                                  return files != nullptr && files->is_local(uri);
-                                }});
+        EventStepperOptions{
+            .config = [&s] { return s.scheduler.config(); },
+            .metrics = &s.metrics,
+            .is_local =
+                [files](std::string_view uri) { return files != nullptr && files->is_local(uri); },
+            .settle = kEventSettle,
+            .max_delay = kEventMaxDelay});
     s.scheduler.add_listener(*events);
     if (files) files->set_on_event([this] { events->post_file_event(); });
   }

@@ -1,6 +1,7 @@
 // Event-driven partial steps (celos/event_stepper.h).
 #include "celos/event_stepper.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,7 +16,9 @@ std::string cause_of(const EventStepper::Batch& batch);
 }  // namespace
 
 EventStepper::EventStepper(const Api& api, SerialWorker& worker, EventStepperOptions options)
-    : api_(api), worker_(worker), options_(std::move(options)) {}
+    : api_(api), worker_(worker), options_(std::move(options)) {
+  if (options_.settle.count() > 0) timer_ = std::make_unique<DeadlineTimer>(*options_.clock);
+}
 
 void EventStepper::post(EventSource source, const std::vector<std::string>& workflows) {
   const auto at = options_.clock->monotonic();
@@ -42,7 +45,41 @@ void EventStepper::merge(Batch events) {
     MutexLock lock(mutex_);
     if (stopping_) return;
     for (auto& [id, event] : events) pending_.emplace(id, event);  // the earliest event stays
-    if (queued_) return;  // the queued partial step takes these too
+    last_event_ = options_.clock->monotonic();
+    if (queued_ || waiting_to_settle_) return;  // the coming partial step takes these too
+    if (timer_) {
+      waiting_to_settle_ = true;
+      timer_->after(options_.settle, [this] { settled(); });
+      return;
+    }
+  }
+  queue_batch();
+}
+
+void EventStepper::settled() {
+  {
+    MutexLock lock(mutex_);
+    if (stopping_ || pending_.empty()) {
+      waiting_to_settle_ = false;
+      return;
+    }
+    Clock::Monotonic oldest = last_event_;
+    for (const auto& [_, event] : pending_) oldest = std::min(oldest, event.at);
+    const auto due = std::max(next_allowed_,
+                              std::min(last_event_ + options_.settle, oldest + options_.max_delay));
+    if (options_.clock->monotonic() < due) {
+      timer_->at(due, [this] { settled(); });
+      return;
+    }
+    waiting_to_settle_ = false;
+  }
+  queue_batch();
+}
+
+void EventStepper::queue_batch() {
+  {
+    MutexLock lock(mutex_);
+    if (queued_) return;
     queued_ = true;
   }
   if (!worker_.post([this] { run_batch(); })) {
@@ -74,14 +111,17 @@ void EventStepper::run_batch() {
     for (const auto& [id, _] : in_flight_) ids.insert(id);
     cause = cause_of(in_flight_);
   }
+  const Clock::Monotonic began = options_.clock->monotonic();
   try {
     api_.step(api_.now(), ids, cause);
   } catch (const std::exception& e) {
     spdlog::error("partial step failed: {}", e.what());
   }
+  const Clock::Monotonic ended = options_.clock->monotonic();
   MutexLock lock(mutex_);
   in_flight_.clear();
   ++partial_steps_;
+  next_allowed_ = ended + (ended - began);
 }
 
 void EventStepper::on_slot_changes(const std::vector<SlotChange>& changes) {

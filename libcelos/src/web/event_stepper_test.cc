@@ -1,6 +1,7 @@
 // Issue 28: event-driven partial steps, over the scheduler world with the Api in front of it.
 #include "celos/event_stepper.h"
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -25,7 +26,7 @@ struct EventStepperWorld : celos::testing::ApiWorld {
   EventStepperWorld() : ApiWorld(celos::testing::WorldOptions{.now = kStart + 3h}) {}
   ~EventStepperWorld() override { worker.stop(); }
 
-  void start() {
+  void start(std::chrono::milliseconds settle = 0ms, std::chrono::milliseconds max_delay = 500ms) {
     link_datasets(*config, {{Dataset{"clicks", "/data/${year}${month}${day}${hour}", "", "_DONE"},
                              "d.js", 1}});
     REQUIRE(config->errors.empty());
@@ -36,8 +37,11 @@ struct EventStepperWorld : celos::testing::ApiWorld {
            }});
     events = std::make_unique<EventStepper>(
         *api, worker,
-        EventStepperOptions{
-            .config = [this] { return scheduler.config(); }, .metrics = &metrics, .clock = &clock});
+        EventStepperOptions{.config = [this] { return scheduler.config(); },
+                            .metrics = &metrics,
+                            .clock = &clock,
+                            .settle = settle,
+                            .max_delay = max_delay});
     scheduler.add_listener(*events);
   }
 
@@ -63,6 +67,23 @@ struct EventStepperWorld : celos::testing::ApiWorld {
       before = events->partial_steps();
       drain();
     }
+  }
+
+  // Polls (bounded, real time) until `n` partial steps ran; the timer queues them.
+  bool partial_steps_reach(int n) {
+    for (int i = 0; i < 2000; ++i) {
+      drain();
+      if (events->partial_steps() >= n) return true;
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  }
+
+  // What the stepper did by now, once the timer and the worker had their chance.
+  int partial_steps_now() {
+    std::this_thread::sleep_for(20ms);
+    drain();
+    return events->partial_steps();
   }
 
   bool submitted(const std::string& wf, Time t) const {
@@ -148,4 +169,55 @@ TEST_CASE("An announcement steps its consumers at once, whatever their back-off"
   w.call_json("POST", "/api/v1/datasets/clicks/instances?time=" + format_time(kStart));
   w.settle();
   CHECK(w.submitted("reader", kStart));
+}
+
+TEST_CASE("With a settle time a burst is stepped once it paused, or at its max delay") {
+  EventStepperWorld w;
+  w.add("a");
+  w.add("b");
+  w.start(10ms, 100ms);
+  w.events->post(EventSource::kOperator, {"a"});
+  w.clock.advance(6ms);
+  w.events->post(EventSource::kOperator, {"b"});
+  w.clock.advance(6ms);  // 12 ms after the first event, 6 after the last: not quiet yet
+  CHECK(w.partial_steps_now() == 0);
+  w.clock.advance(4ms);  // 10 ms without an event
+  REQUIRE(w.partial_steps_reach(1));
+  // The slots it made READY wake their workflows again, which submits them 10 ms later.
+  w.clock.advance(10ms);
+  REQUIRE(w.partial_steps_reach(2));
+  CHECK(w.submitted("a", kStart));
+  CHECK(w.submitted("b", kStart));
+
+  // Events every 6 ms never leave 10 ms of quiet: the step comes at the first one's max delay.
+  const int before = w.partial_steps_now();
+  for (int k = 0; k < 16; ++k) {  // 0 to 90 ms after the first
+    w.events->post(EventSource::kOperator, {"a"});
+    w.clock.advance(6ms);
+  }
+  CHECK(w.partial_steps_now() == before);  // 96 ms after the first event
+  w.clock.advance(4ms);
+  CHECK(w.partial_steps_reach(before + 1));
+}
+
+TEST_CASE("After a partial step the next one waits as long as that step took") {
+  EventStepperWorld w;
+  w.add("a");
+  w.add("b");
+  w.start(10ms, 100ms);
+  std::atomic<bool> slow{true};
+  w.service->on_start = [&](const SlotId&, const std::string&) {
+    if (slow.exchange(false)) w.clock.advance(200ms);  // the step's first start takes 200 ms
+  };
+  w.events->post(EventSource::kOperator, {"a"});
+  w.clock.advance(10ms);
+  REQUIRE(w.partial_steps_reach(1));  // a's slots READY; that wakes a again
+  w.clock.advance(10ms);
+  REQUIRE(w.partial_steps_reach(2));  // submitted: this step took 200 ms
+  REQUIRE(w.submitted("a", kStart));
+  w.events->post(EventSource::kOperator, {"b"});
+  w.clock.advance(150ms);  // settled, and past the max delay, but not 200 ms after that step
+  CHECK(w.partial_steps_now() == 2);
+  w.clock.advance(60ms);
+  CHECK(w.partial_steps_reach(3));
 }
