@@ -1,4 +1,5 @@
 """Helpers shared by the end-to-end tests (standard library only)."""
+import asyncio
 import os
 import socket
 import time
@@ -40,3 +41,34 @@ def wait_for_command_jobs(db, timeout=120.0):
                 return False
         return True
     poll(ended, "the started jobs to end", timeout=timeout)
+
+
+def post_all(port, targets, connections=128):
+    """POSTs an empty body to every target on 127.0.0.1:`port`, `connections` kept-alive
+    connections at a time (asyncio: one thread keeps them all in flight, as many producers
+    announcing at once would). Returns [(target, status)] of the answers other than 200."""
+    async def run():
+        queue = list(reversed(targets))
+        refused = []
+
+        async def connection():
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            try:
+                while queue:
+                    target = queue.pop()
+                    writer.write(("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                                  "Content-Length: 0\r\n\r\n" % (target, port)).encode())
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    status = int(head.split(b" ", 2)[1])
+                    length = 0
+                    for line in head.split(b"\r\n"):
+                        if line.lower().startswith(b"content-length:"):
+                            length = int(line.split(b":", 1)[1])
+                    await reader.readexactly(length)
+                    if status != 200:
+                        refused.append((target, status))
+            finally:
+                writer.close()
+        await asyncio.gather(*(connection() for _ in range(min(connections, len(targets)))))
+        return refused
+    return asyncio.run(run())

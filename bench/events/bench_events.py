@@ -23,9 +23,7 @@ Prints median and worst over the runs of each measure (client-side wall clock; p
 5 ms adds up to 5 ms)."""
 
 import argparse
-import asyncio
 import datetime
-import http.client
 import json
 import os
 import statistics
@@ -39,6 +37,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "server"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "hadoop"))
 from server_process import CelosServer  # noqa: E402
 from fake_process import FakeServer  # noqa: E402
+from e2e_util import post_all  # noqa: E402
 
 HOUR = datetime.datetime.now(datetime.timezone.utc).replace(minute=0, second=0, microsecond=0)
 
@@ -165,37 +164,6 @@ def oozie_wf(wid, start, oozie, fields=""):
 """ % (json.dumps(wid), oozie.url("/oozie"), iso(start, False), fields)
 
 
-async def announce(port, paths, connections):
-    """POSTs every path, `connections` kept-alive connections at a time (asyncio: one client
-    thread keeps hundreds of requests in flight, as many producers announcing at once would;
-    32 blocking threads made the client the limit). Returns the statuses other than 200."""
-    queue = asyncio.Queue()
-    for path in paths:
-        queue.put_nowait(path)
-    refused = []
-
-    async def connection():
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        try:
-            while not queue.empty():
-                path = queue.get_nowait()
-                writer.write(("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Length: 0\r\n\r\n"
-                              % (path, port)).encode())
-                head = await reader.readuntil(b"\r\n\r\n")
-                status = int(head.split(b" ", 2)[1])
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                await reader.readexactly(length)
-                if status != 200:
-                    refused.append(status)
-        finally:
-            writer.close()
-    await asyncio.gather(*(connection() for _ in range(connections)))
-    return refused
-
-
 def bench_storm(oozie=None, n=1000, announcements=10000, connections=256):
     """With `oozie`, the consumers' jobs go to the fake Oozie (they run elsewhere, as in
     production); without, each is a local command job (10,000 of them, on this machine)."""
@@ -224,10 +192,10 @@ def bench_storm(oozie=None, n=1000, announcements=10000, connections=256):
         r = threading.Thread(target=reader)
         r.start()
         t0 = time.monotonic()
-        refused = asyncio.run(announce(s.port, paths, connections))
+        refused = post_all(s.port, paths, connections)
         sent = time.monotonic() - t0
         if refused:
-            raise SystemExit("storm: %d announcements refused (HTTP %s)" % (len(refused), refused[0]))
+            raise SystemExit("storm: %d announcements refused (HTTP %s)" % (len(refused), refused[0][1]))
         last = max(wait(s, "w%d" % i, start, ("RUNNING", "SUCCESS"), timeout=300) for i in range(n))
         stop.set()
         r.join()
