@@ -34,6 +34,10 @@ class Reply:
         return "Reply(%d, %s)" % (self.status, self.body[:300])
 
 
+class PortTaken(AssertionError):
+    """celos-server could not listen: something else holds its port."""
+
+
 class CelosServer:
     """A celos-server process with its own workflows/defaults/db/logs directories."""
 
@@ -71,6 +75,17 @@ class CelosServer:
                 "--hadoop-conf", self.root] + self.args
 
     def start(self):
+        # A restart (after kill -9) reuses the port; a test running beside this one may have
+        # been handed it meanwhile. Then the server exits at once, and gets another port.
+        for attempt in range(3):
+            try:
+                return self._start_once()
+            except PortTaken:
+                if attempt == 2:
+                    raise
+                self.port = free_port()
+
+    def _start_once(self):
         self.stderr = open(self.stderr_path, "w")
         self.process = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL,
                                         stderr=self.stderr, cwd=self.cwd,
@@ -78,8 +93,9 @@ class CelosServer:
 
         def up():
             if self.process.poll() is not None:
-                raise AssertionError("celos-server exited with %d: %s"
-                                     % (self.process.returncode, self.stderr_text()))
+                text = self.stderr_text()
+                error = PortTaken if "Address already in use" in text else AssertionError
+                raise error("celos-server exited with %d: %s" % (self.process.returncode, text))
             try:
                 # Never needs a token, and answers while the workflows load.
                 return self.get("/health/live", timeout=2).status == 200
