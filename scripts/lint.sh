@@ -29,6 +29,12 @@ if git grep -n 'TEST_CASE("-' -- 'libcelos/*.cc' >&2; then
   echo "lint: a test name above starts with '-' (Catch2 reads it as a flag)" >&2
   exit 1
 fi
+# Catch2's ctest discovery (-DCELOS_TESTS_BY_FILE=OFF) splits a name at ';' into two that
+# match no case, which then "pass" without running.
+if git grep -nE 'TEST_CASE(_METHOD)?\(([A-Za-z_:]+, *)?"[^"]*;' -- 'libcelos/*.cc' >&2; then
+  echo "lint: a test name above holds ';' (ctest's discovery would split it; use a comma)" >&2
+  exit 1
+fi
 
 base=${CELOS_LINT_BASE:-HEAD~1}
 if ! git rev-parse --verify -q "$base^{commit}" >/dev/null; then
