@@ -4,7 +4,8 @@
 //     the steady step of N hourly workflows (a 7-day window, 168 open slots each, on a real file
 //     state database) without and with `deadline: {after: "PT3H"}`, alternated twice; median
 //     and worst of K steps each (target: with deadlines within 10 % of without);
-//   celos_deadline_bench replay [--workflows N] [--days D] [--seed S]
+//   celos_deadline_bench replay [--workflows N] [--days D] [--seed S] [--step-minutes M]
+//                               [--job-events]
 //     the 30-day replay of replay.h: how many misses were flagged AT_RISK at least 15 minutes
 //     before their deadline (target >= 80 %), and how many AT_RISK flags ended on time (<= 10 %).
 #include <algorithm>
@@ -93,6 +94,9 @@ int step_bench(int argc, char** argv) {
 
 int replay_bench(int argc, char** argv) {
   ReplayOptions options;
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--job-events")) options.job_events = true;
+  }
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--workflows")) options.workflows = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--days")) options.days = std::atoi(argv[i + 1]);
@@ -107,9 +111,9 @@ int replay_bench(int argc, char** argv) {
   const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
   std::printf(
       "replay: %d workflows, %d days, a step every %d min (%ld steps; median %.1f ms, "
-      "worst %.1f ms)\n",
+      "worst %.1f ms), %ld partial steps at jobs' ends%s\n",
       options.workflows, options.days, options.step_minutes, f.steps, f.step_ms_median,
-      f.step_ms_worst);
+      f.step_ms_worst, f.event_steps, options.job_events ? " (--job-events)" : "");
   std::printf("slots with a deadline %ld, missed %ld\n", f.slots, f.missed);
   std::printf(
       "misses flagged AT_RISK >= 15 min before the deadline: %ld of %ld = %.1f %% "
@@ -142,6 +146,6 @@ int main(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "step")) return step_bench(argc, argv);
   std::fprintf(stderr,
                "usage: celos_deadline_bench step [N...] [--dir DIR] [--steps K] | "
-               "replay [--workflows N] [--days D] [--seed S] [--step-minutes M]\n");
+               "replay [--workflows N] [--days D] [--seed S] [--step-minutes M] [--job-events]\n");
   return 2;
 }

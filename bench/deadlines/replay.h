@@ -11,6 +11,10 @@ struct ReplayOptions {
   int workflows = 100;
   int days = 30;  // counted; one more day before them warms the predictor up
   int step_minutes = 5;
+  // Also step a workflow when one of its jobs ends, as celos-server does with --autoSchedule
+  // (issue 28: a command job's exit record, Oozie's notification); without, a job's end is seen
+  // by the next periodic step only.
+  bool job_events = false;
   std::uint64_t seed = 27;
 };
 
@@ -29,7 +33,8 @@ struct ReplayFigures {
   // Misses not flagged in time, by the slot's status when judged MISSED: WAITING, READY, RUNNING,
   // other.
   long unflagged_by_status[4] = {0, 0, 0, 0};
-  long steps = 0;
+  long steps = 0;        // periodic steps
+  long event_steps = 0;  // partial steps at jobs' ends
   double step_ms_median = 0, step_ms_worst = 0;
 };
 
