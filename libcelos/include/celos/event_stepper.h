@@ -106,6 +106,7 @@ class EventStepper final : public SchedulerListener {
   bool queued_ GUARDED_BY(mutex_) = false;
   bool waiting_to_settle_ GUARDED_BY(mutex_) = false;
   Clock::Monotonic last_event_ GUARDED_BY(mutex_){};
+  Clock::Monotonic first_pending_ GUARDED_BY(mutex_){};  // when pending_ last became non-empty
   // The last partial step's end plus its duration: the next one is not queued before.
   Clock::Monotonic next_allowed_ GUARDED_BY(mutex_){};
   bool stopping_ GUARDED_BY(mutex_) = false;

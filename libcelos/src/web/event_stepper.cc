@@ -44,8 +44,9 @@ void EventStepper::merge(Batch events) {
   {
     MutexLock lock(mutex_);
     if (stopping_) return;
-    for (auto& [id, event] : events) pending_.emplace(id, event);  // the earliest event stays
     last_event_ = options_.clock->monotonic();
+    if (pending_.empty()) first_pending_ = last_event_;
+    for (auto& [id, event] : events) pending_.emplace(id, event);  // the earliest event stays
     if (queued_ || waiting_to_settle_) return;  // the coming partial step takes these too
     if (timer_) {
       waiting_to_settle_ = true;
@@ -63,10 +64,8 @@ void EventStepper::settled() {
       waiting_to_settle_ = false;
       return;
     }
-    Clock::Monotonic oldest = last_event_;
-    for (const auto& [_, event] : pending_) oldest = std::min(oldest, event.at);
-    const auto due = std::max(next_allowed_,
-                              std::min(last_event_ + options_.settle, oldest + options_.max_delay));
+    const auto due = std::max(next_allowed_, std::min(last_event_ + options_.settle,
+                                                      first_pending_ + options_.max_delay));
     if (options_.clock->monotonic() < due) {
       timer_->at(due, [this] { settled(); });
       return;
