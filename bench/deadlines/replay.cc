@@ -78,6 +78,7 @@ class PlannedService final : public ExternalService {
   Result<std::string> submit(const SlotId& slot) override { return format_time(slot.time); }
   Result<void> start(const SlotId& slot, const std::string&) override {
     started_[slot.time] = now_;
+    ends_.emplace(now_ + plan_.run.at(slot.time));
     return {};
   }
   Result<ExternalStatus> status(const SlotId& slot, const std::string&) override {
@@ -88,14 +89,10 @@ class PlannedService final : public ExternalService {
   }
   Result<void> kill(const SlotId&, const std::string&) override { return {}; }
   std::string describe() const override { return "planned"; }
-  // When the jobs started so far end, those in (after, until].
+  // When the jobs started so far end, those strictly between `after` and `until` (the
+  // periodic steps at those times see the others).
   std::vector<Time> ends_between(Time after, Time until) const {
-    std::vector<Time> out;
-    for (const auto& [slot, started] : started_) {
-      const Time ends = started + plan_.run.at(slot);
-      if (ends > after && ends <= until) out.push_back(ends);
-    }
-    return out;
+    return {ends_.upper_bound(after), ends_.lower_bound(until)};
   }
   std::string_view kind() const override { return "command"; }
 
@@ -103,6 +100,7 @@ class PlannedService final : public ExternalService {
   const Plan& plan_;
   const Time& now_;
   std::map<Time, Time> started_;
+  std::multiset<Time> ends_;  // of the jobs started
 };
 
 // The first AT_RISK and the MISSED of every slot, as the step stored them.
@@ -167,7 +165,7 @@ ReplayFigures count(const Outcomes& o, Time from, Time to) {
 
 using Services = std::vector<std::pair<std::string, std::shared_ptr<PlannedService>>>;
 
-// The partial steps celos-server runs at jobs' ends between two periodic steps (after, until]:
+// The partial steps celos-server runs at jobs' ends between two periodic steps (after, until):
 // each ending job's workflow, at the time it ended, twice (the first sees the job end, the
 // second submits into the place it freed, as the event stepper wakes a workflow whose job
 // ended). Sets `now` (the services read it). Returns the number of steps.
@@ -180,7 +178,6 @@ long step_job_ends(Scheduler& scheduler, const Services& services, Time after, T
   std::sort(ends.begin(), ends.end());
   long steps = 0;
   for (const auto& [t, id] : ends) {
-    if (t >= until) break;  // the periodic step at `until` sees it
     now = t;
     for (int k = 0; k < 2; ++k, ++steps) scheduler.step(now, std::set<std::string>{id});
   }

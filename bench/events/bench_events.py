@@ -16,8 +16,9 @@ events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --laten
   file          a workflow waiting for a local _READY file: one step by hand, then the file is
                 written; wait for RUNNING
   storm         10,000 announcements as fast as 256 kept-alive connections take them (asyncio)
-                while another thread reads /workflow-list; read latency p99 and time until every consumer RUNNING
-                (the consumers are command jobs: 10,000 of them start on this machine)
+                while another thread reads /workflow-list; read latency p99 and time until
+                every consumer RUNNING (the consumers are command jobs: 10,000 of them start on
+                this machine)
   storm-oozie   the same with the consumers' jobs on the fake Oozie (they run elsewhere)
 Prints median and worst over the runs of each measure (client-side wall clock; polling every
 5 ms adds up to 5 ms)."""
