@@ -79,7 +79,7 @@ std::string FakeProcessRunner::testdata(const std::string& relative) {
   // "slurm/x.txt" is io/slurm/testdata/x.txt: each room keeps its recordings beside its code.
   const auto slash = relative.find('/');
   if (slash == std::string::npos) throw std::runtime_error("test data names its room: " + relative);
-  const std::string path = std::string(CELOS_SOURCE_DIR) + "/libcelos/src/io/" +
+  const std::string path = ::celos::testing::source_dir() + "/libcelos/src/io/" +
                            relative.substr(0, slash) + "/testdata" + relative.substr(slash);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("missing test data " + path);

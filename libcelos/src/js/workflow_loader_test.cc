@@ -18,7 +18,7 @@ namespace {
 using testing::TempDir;
 using testing::write_text_file;
 
-const std::string kTestData = std::string(CELOS_SOURCE_DIR) + "/libcelos/src/js/testdata";
+const std::string kTestData = ::celos::testing::source_dir() + "/libcelos/src/js/testdata";
 
 WorkflowLoaderOptions options_for(const std::string& workflows, const std::string& defaults = "") {
   WorkflowLoaderOptions options;

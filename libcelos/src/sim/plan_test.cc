@@ -20,7 +20,7 @@ const std::map<std::string, std::string> kQuickstart = {{"@CELOS_HOME@", "/celos
 
 // The quickstart sample, as deployed, in dir/name.
 void copy_quickstart(const TempDir& dir, const std::string& name) {
-  const std::string sample = std::string(CELOS_SOURCE_DIR) + "/samples/quickstart/local";
+  const std::string sample = ::celos::testing::source_dir() + "/samples/quickstart/local";
   for (const char* part : {"workflows", "defaults"}) {
     REQUIRE(sim::copy_tree(sample + "/" + part, dir / (name + "/" + part), kQuickstart));
   }

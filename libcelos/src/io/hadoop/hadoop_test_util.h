@@ -13,7 +13,7 @@ namespace celos::hadoop_test {
 
 // A recorded body from libcelos/src/io/hadoop/testdata/.
 inline std::string recorded(const std::string& name) {
-  return celos::testing::read_text_file(std::string(CELOS_SOURCE_DIR) +
+  return celos::testing::read_text_file(::celos::testing::source_dir() +
                                         "/libcelos/src/io/hadoop/testdata/" + name);
 }
 

@@ -29,7 +29,7 @@ class FakeWebHdfs {
       ::dup2(out[1], 1);
       ::close(out[0]);
       ::close(out[1]);
-      std::string script = std::string(CELOS_SOURCE_DIR) + "/test/hadoop/fake_webhdfs.py";
+      std::string script = ::celos::testing::source_dir() + "/test/hadoop/fake_webhdfs.py";
       const char* argv[] = {"python3",
                             script.c_str(),
                             "--port",
