@@ -89,6 +89,9 @@ NOW = "2015-09-12T21:30Z"
 
 @unittest.skipUnless(SERVER and os.path.exists(SERVER), "celos-server is not built")
 class HadoopEndToEndTest(unittest.TestCase):
+    postgres = None  # with CELOS_TEST_STATE_DB=postgresql: shared by the tests of the class
+    databases = 0
+
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="celos-hadoop-e2e-")
         self.hdfs_root = self.path("hdfs")
@@ -106,20 +109,28 @@ class HadoopEndToEndTest(unittest.TestCase):
         with open(self.path("conf/hdfs-site.xml"), "w") as f:
             f.write(HDFS_SITE % (self.nn1.port, self.nn2.port))
         self.server = None
-        self.postgres = None
         self.state_db_args = []
         if STATE_DB == "postgresql":
-            why_not = pg_util.available()
-            if why_not:
-                self.skipTest(why_not)
-            self.postgres = pg_util.PrivatePostgres()
-            self.state_db_args = ["--state-db", self.postgres.create_database("celos")]
+            # One PostgreSQL for the class (initdb and a start cost seconds on a loaded
+            # machine), a database of its own for each test.
+            if self.postgres is None:
+                why_not = pg_util.available()
+                if why_not:
+                    self.skipTest(why_not)
+                type(self).postgres = pg_util.PrivatePostgres()
+            type(self).databases += 1
+            name = "celos%d" % self.databases
+            self.state_db_args = ["--state-db", self.postgres.create_database(name)]
         self.start_server()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.postgres:
+            cls.postgres.close()
+            cls.postgres = None
 
     def tearDown(self):
         self.stop_server()
-        if self.postgres:
-            self.postgres.close()
         for fake in (self.nn1, self.nn2, self.oozie):
             fake.stop()
         shutil.rmtree(self.dir)
