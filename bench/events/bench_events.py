@@ -3,6 +3,7 @@
 
     CELOS_SERVER=build/dev/celos-server/celos-server python3 bench/events/bench_events.py [--runs 3]
         [--workflows 1000] [--slots 10] [--samples 20] [--only NAME,...] [--storm-connections 256]
+        [--state-db file|postgresql]
 
 Each measure starts a real celos-server with --autoSchedule 60 (the periodic step, which the
 events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --latency-ms 20):
@@ -20,6 +21,8 @@ events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --laten
                 every consumer RUNNING (the consumers are command jobs: 10,000 of them start on
                 this machine)
   storm-oozie   the same with the consumers' jobs on the fake Oozie (they run elsewhere)
+With `--state-db postgresql` every server keeps its state in a database of its own on a private
+PostgreSQL 15 (test/pg_util.py, fsync on); the default is the file state database.
 Prints median and worst over the runs of each measure (client-side wall clock; polling every
 5 ms adds up to 5 ms)."""
 
@@ -36,6 +39,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "server"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "hadoop"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "test"))
 from server_process import CelosServer  # noqa: E402
 from fake_process import FakeServer  # noqa: E402
 from e2e_util import post_all  # noqa: E402
@@ -68,9 +72,21 @@ def wait(s, wid, t, statuses, timeout=120):
     return time.monotonic()
 
 
+# --state-db postgresql: the private PostgreSQL, and how many databases it was asked for.
+POSTGRES = {"server": None, "databases": 0}
+
+
+def state_db_args():
+    if POSTGRES["server"] is None:
+        return []
+    POSTGRES["databases"] += 1
+    return ["--state-db", POSTGRES["server"].create_database("bench%d" % POSTGRES["databases"])]
+
+
 def server(workflows, defaults=None, args=()):
     s = CelosServer(workflows=workflows, defaults=defaults,
-                    args=["--autoSchedule", "60", "--io-concurrency", "32"] + list(args))
+                    args=["--autoSchedule", "60", "--io-concurrency", "32"] + list(args)
+                    + state_db_args())
     s.get("/workflow-list", timeout=120)  # loaded
     return s
 
@@ -141,7 +157,7 @@ def bench_oozie(oozie):
 
 def bench_file():
     start = HOUR - datetime.timedelta(hours=1)
-    s = CelosServer(start=False, args=["--autoSchedule", "60"])
+    s = CelosServer(start=False, args=["--autoSchedule", "60"] + state_db_args())
     data = os.path.join(s.root, "data")
     s.write_workflow("f.js", command_wf("f", start, trigger=(
         'celos.hdfsCheckTrigger("%s/${year}${month}${day}${hour}/_READY", "file:///")' % data)))
@@ -213,7 +229,11 @@ def main():
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--only", default="")
     p.add_argument("--storm-connections", type=int, default=256)
+    p.add_argument("--state-db", choices=("file", "postgresql"), default="file")
     a = p.parse_args()
+    if a.state_db == "postgresql":
+        import pg_util
+        POSTGRES["server"] = pg_util.PrivatePostgres(fsync=True)
     oozie = FakeServer("fake_oozie.py", "--latency-ms", "20")
     results = {}
     try:
@@ -230,6 +250,8 @@ def main():
                       "p50 %.3f p99 %.3f max %.3f" % (pct(v, 50), pct(v, 99), max(v)), flush=True)
     finally:
         oozie.stop()
+        if POSTGRES["server"]:
+            POSTGRES["server"].close()
     print("load:", os.getloadavg())
     for name, runs in results.items():
         if name.startswith("storm"):
