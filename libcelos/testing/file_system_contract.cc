@@ -52,6 +52,17 @@ void lists_and_stats(FileSystem& fs, const std::string& base, const FileSystemCa
   auto none = fs.list(base + "/none");
   REQUIRE_FALSE(none);
   CHECK(none.error().code == ErrorCode::kNotFound);
+  // list_names: the same names in the same order, the same directories.
+  auto names = fs.list_names(base + "/a");
+  REQUIRE(names);
+  REQUIRE(names->size() == entries->size());
+  for (std::size_t i = 0; i < names->size(); ++i) {
+    CHECK(names->at(i).name == entries->at(i).name);
+    CHECK(names->at(i).is_directory == entries->at(i).is_directory);
+  }
+  auto no_names = fs.list_names(base + "/none");
+  REQUIRE_FALSE(no_names);
+  CHECK(no_names.error().code == ErrorCode::kNotFound);
 
   auto file = fs.file_status(base + "/a/b/c.txt");
   REQUIRE(file);

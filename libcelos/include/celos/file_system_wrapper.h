@@ -30,6 +30,9 @@ class FileSystemWrapper : public FileSystem {
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
     return target_->list(directory);
   }
+  Result<std::vector<FileStatus>> list_names(const std::string& directory) override {
+    return target_->list_names(directory);
+  }
   bool prefers_listing() const override { return target_->prefers_listing(); }
   Result<FileStatus> file_status(const std::string& path) override {
     return target_->file_status(path);

@@ -125,8 +125,17 @@ class InstrumentedFileSystem final : public FileSystemWrapper {
     return timed(observer_, service_, "delete", [&] { return target().remove(path); });
   }
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
+    return timed_listing([&] { return target().list(directory); });
+  }
+  Result<std::vector<FileStatus>> list_names(const std::string& directory) override {
+    return timed_listing([&] { return target().list_names(directory); });
+  }
+
+ private:
+  template <typename Listing>
+  Result<std::vector<FileStatus>> timed_listing(const Listing& listing) {
     const auto started = RealClock::now();
-    auto result = target().list(directory);
+    auto result = listing();
     // A directory that does not exist answers its paths' checks ("missing"), as exists() would.
     const bool answered = result || result.error().code == ErrorCode::kNotFound;
     observer_.on_external_call(service_, "exists",
@@ -135,7 +144,6 @@ class InstrumentedFileSystem final : public FileSystemWrapper {
     return result;
   }
 
- private:
   ExternalCallObserver& observer_;
   std::string service_;
 };

@@ -237,18 +237,35 @@ class LocalFileSystem final : public FileSystem {
   }
 
   Result<std::vector<FileStatus>> list(const std::string& directory) override {
+    return read_directory(directory, /*names_only=*/false);
+  }
+
+  Result<std::vector<FileStatus>> list_names(const std::string& directory) override {
+    return read_directory(directory, /*names_only=*/true);
+  }
+
+ private:
+  // The entries of `directory`, sorted by name. `names_only`: a stat(2) only where readdir does
+  // not say whether the entry is a directory (DT_UNKNOWN, or a symbolic link, which list()
+  // follows), so sizes and mtimes stay 0.
+  static Result<std::vector<FileStatus>> read_directory(const std::string& directory,
+                                                        bool names_only) {
     DIR* dir = ::opendir(directory.c_str());
     if (dir == nullptr) return io_error("cannot list", directory, errno);
     std::vector<FileStatus> entries;
     while (const dirent* e = ::readdir(dir)) {
       const std::string name = e->d_name;
       if (name == "." || name == "..") continue;
-      FileStatus status{name, false, 0};
+      FileStatus status{name, e->d_type == DT_DIR, 0};
       struct stat st;
-      if (::fstatat(::dirfd(dir), e->d_name, &st, 0) == 0) {
+      const bool type_unknown = e->d_type == DT_UNKNOWN || e->d_type == DT_LNK;
+      if ((!names_only || type_unknown) &&
+          ::fstatat(::dirfd(dir), e->d_name, &st, 0) == 0) {
         status.is_directory = S_ISDIR(st.st_mode);
-        status.size = static_cast<std::uint64_t>(st.st_size);
-        status.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+        if (!names_only) {
+          status.size = static_cast<std::uint64_t>(st.st_size);
+          status.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec;
+        }
       }
       entries.push_back(std::move(status));
     }
@@ -258,7 +275,6 @@ class LocalFileSystem final : public FileSystem {
     return entries;
   }
 
- private:
   // Appends in place (O_APPEND); `sync`: durable when this returns (append_files).
   Result<void> append(const std::vector<FileWrite>& all, bool sync) {
     if (all.empty()) return {};

@@ -87,7 +87,7 @@ Result<std::shared_ptr<const std::vector<Time>>> FileAnnouncements::day(const st
       return it->second.times;
     }
   }
-  auto files = fs_->list(dir + "/" + status.name);
+  auto files = fs_->list_names(dir + "/" + status.name);  // re-read in a storm: no stat each
   if (!files) return tl::unexpected(files.error());
   std::vector<Time> times;
   times.reserve(files->size());
