@@ -259,8 +259,7 @@ class LocalFileSystem final : public FileSystem {
       FileStatus status{name, e->d_type == DT_DIR, 0};
       struct stat st;
       const bool type_unknown = e->d_type == DT_UNKNOWN || e->d_type == DT_LNK;
-      if ((!names_only || type_unknown) &&
-          ::fstatat(::dirfd(dir), e->d_name, &st, 0) == 0) {
+      if ((!names_only || type_unknown) && ::fstatat(::dirfd(dir), e->d_name, &st, 0) == 0) {
         status.is_directory = S_ISDIR(st.st_mode);
         if (!names_only) {
           status.size = static_cast<std::uint64_t>(st.st_size);
