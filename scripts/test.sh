@@ -137,7 +137,7 @@ stage() {  # stage PRESET GB NAME COMMAND...: a preset's stage; under CI its bui
 
 case "$what" in
   all)
-    stage dev 11 "dev (build, unit and e2e tests; asan's and tsan's builds beside)" full dev asan tsan
+    stage dev 11 "dev (build, unit and e2e tests; asan, tsan built beside)" full dev asan tsan
     stage asan 1 "asan (unit tests)" unit asan
     stage tsan 1 "tsan (unit tests)" unit tsan
     stage fuzz 1 "fuzz (build, ${CELOS_FUZZ_SECONDS:-20} s of a core per fuzzer)" fuzz
