@@ -197,7 +197,7 @@ def watch_storm(s, start, hours, n, t0, stop, seen):
         at = time.monotonic() - t0
         slots = [slot for w in r.json["workflows"] for slot in w["slots"]]
         first = [slot for slot in slots if slot["time"] == iso(start)]
-        if (len(first) == n and all(x["status"] in ("RUNNING", "SUCCESS") for x in first)):
+        if len(first) == n and all(x["status"] in ("RUNNING", "SUCCESS") for x in first):
             seen.setdefault("running", at)
         if len(slots) == n * hours and all(x["status"] != "WAITING" for x in slots):
             seen.setdefault("stepped", at)

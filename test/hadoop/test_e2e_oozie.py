@@ -89,8 +89,18 @@ NOW = "2015-09-12T21:30Z"
 
 @unittest.skipUnless(SERVER and os.path.exists(SERVER), "celos-server is not built")
 class HadoopEndToEndTest(unittest.TestCase):
-    postgres = None  # with CELOS_TEST_STATE_DB=postgresql: shared by the tests of the class
-    databases = 0
+    databases = 0  # with CELOS_TEST_STATE_DB=postgresql: how many the class's PostgreSQL has
+
+    @classmethod
+    def setUpClass(cls):
+        # One PostgreSQL for the class (initdb and a start cost seconds on a loaded machine),
+        # a database of its own for each test.
+        cls.postgres = None
+        if STATE_DB == "postgresql":
+            why_not = pg_util.available()
+            if why_not:
+                raise unittest.SkipTest(why_not)
+            cls.postgres = pg_util.PrivatePostgres()
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="celos-hadoop-e2e-")
@@ -110,14 +120,7 @@ class HadoopEndToEndTest(unittest.TestCase):
             f.write(HDFS_SITE % (self.nn1.port, self.nn2.port))
         self.server = None
         self.state_db_args = []
-        if STATE_DB == "postgresql":
-            # One PostgreSQL for the class (initdb and a start cost seconds on a loaded
-            # machine), a database of its own for each test.
-            if self.postgres is None:
-                why_not = pg_util.available()
-                if why_not:
-                    self.skipTest(why_not)
-                type(self).postgres = pg_util.PrivatePostgres()
+        if self.postgres:
             type(self).databases += 1
             name = "celos%d" % self.databases
             self.state_db_args = ["--state-db", self.postgres.create_database(name)]
