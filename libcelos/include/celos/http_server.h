@@ -64,7 +64,9 @@ class HttpServer {
   virtual ~HttpServer() = default;
   // The bound port (useful with port 0).
   virtual std::uint16_t port() const = 0;
-  // Stops accepting, finishes requests in flight, joins the threads. Idempotent.
+  // Stops accepting, finishes requests in flight (closing idle keep-alive connections at
+  // once), cuts the connections still busy after stop_timeout, joins the threads. An
+  // asynchronous handler's answer that comes after stop() is dropped. Idempotent.
   virtual void stop() = 0;
 };
 

@@ -82,9 +82,21 @@ struct ServerCore {
   CondVar sessions_gone;
   std::uint64_t next_id GUARDED_BY(mutex) = 0;
   std::unordered_map<std::uint64_t, std::weak_ptr<Session>> sessions GUARDED_BY(mutex);
+  Mutex run_mutex;
+  bool running GUARDED_BY(run_mutex) = true;  // false once stop() has joined the threads
 
   ServerCore(HttpServerOptions o, AsyncHttpHandler h)
       : options(std::move(o)), handler(std::move(h)), ioc(std::max(1, options.threads)) {}
+
+  // Posts `f` unless the threads have ended: a handler queued on an io_context that no thread
+  // runs any more holds its session, and through it this core and the io_context, forever (a
+  // late answer of an asynchronous handler after stop()). An `f` not posted is destroyed after
+  // the lock is released (it is a parameter), so the session it may hold can take `mutex`.
+  template <typename Executor, typename F>
+  void post(const Executor& executor, F f) {
+    MutexLock lock(run_mutex);
+    if (running) net::post(executor, std::move(f));
+  }
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -107,10 +119,11 @@ class Session : public std::enable_shared_from_this<Session> {
     net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read(); });
   }
 
-  // Called on stop(): an idle connection is closed now, a busy one after its answer.
-  void close_if_idle() {
-    net::post(stream_.get_executor(), [self = shared_from_this()] {
-      if (!self->busy_) self->close();
+  // Called on stop(): an idle connection is closed now, a busy one after its answer; with
+  // `cut` (stop_timeout has passed) every connection is closed now.
+  void close_if_idle(bool cut) {
+    core_->post(stream_.get_executor(), [self = shared_from_this(), cut] {
+      if (cut || !self->busy_) self->close();
     });
   }
 
@@ -168,11 +181,11 @@ class Session : public std::enable_shared_from_this<Session> {
                                guard = net::make_work_guard(stream_.get_executor())](
                                   HttpServerResponse response) mutable {
       if (answered->exchange(true)) return;
-      net::post(self->stream_.get_executor(),
-                [self, method = std::move(method), target = std::move(target),
-                 response = std::move(response)]() mutable {
-                  self->write(std::move(response), method, target);
-                });
+      self->core_->post(self->stream_.get_executor(),
+                        [self, method = std::move(method), target = std::move(target),
+                         response = std::move(response)]() mutable {
+                          self->write(std::move(response), method, target);
+                        });
       guard.reset();
     };
     try {
@@ -290,23 +303,14 @@ class BeastServer : public HttpServer {
       acceptor_.close(ignored);
       retry_timer_.cancel();
     });
-    std::vector<std::shared_ptr<Session>> live;
-    {
-      MutexLock lock(core_->mutex);
-      for (auto& [id, weak] : core_->sessions) {
-        if (auto session = weak.lock()) live.push_back(std::move(session));
-      }
+    if (!close_sessions(false, core_->options.stop_timeout)) {
+      close_sessions(true, std::chrono::seconds(1));
     }
-    for (auto& session : live) session->close_if_idle();
-    live.clear();
     {
-      MutexLock lock(core_->mutex);
-      Clock& clock = *core_->options.clock;
-      const auto deadline = clock.monotonic() + core_->options.stop_timeout;
-      while (!core_->sessions.empty() &&
-             clock.wait_until(core_->sessions_gone, core_->mutex, deadline)) {
-      }
+      MutexLock lock(core_->run_mutex);
+      core_->running = false;
     }
+    work_.reset();
     core_->ioc.stop();
     for (auto& thread : threads_) thread.join();
     threads_.clear();
@@ -331,6 +335,27 @@ class BeastServer : public HttpServer {
                            });
   }
 
+  // Asks every live session to close (see Session::close_if_idle) and waits up to `wait` for
+  // them to be gone; true when they are.
+  bool close_sessions(bool cut, std::chrono::milliseconds wait) {
+    std::vector<std::shared_ptr<Session>> live;
+    {
+      MutexLock lock(core_->mutex);
+      for (auto& [id, weak] : core_->sessions) {
+        if (auto session = weak.lock()) live.push_back(std::move(session));
+      }
+    }
+    for (auto& session : live) session->close_if_idle(cut);
+    live.clear();
+    MutexLock lock(core_->mutex);
+    Clock& clock = *core_->options.clock;
+    const auto deadline = clock.monotonic() + wait;
+    while (!core_->sessions.empty() &&
+           clock.wait_until(core_->sessions_gone, core_->mutex, deadline)) {
+    }
+    return core_->sessions.empty();
+  }
+
   // Out of file descriptors (EMFILE, ENFILE), memory, or a connection reset before it was
   // accepted: the server must go on accepting once the condition passes, so it pauses briefly
   // (letting connections close) and tries again. Logged at the first error of a run and then
@@ -348,6 +373,10 @@ class BeastServer : public HttpServer {
   }
 
   std::shared_ptr<ServerCore> core_;
+  // Keeps the threads in io_context::run() until stop() is done with the sessions: without
+  // it they return as soon as nothing is pending (the acceptor closed, the last connection
+  // just ended), and what stop() then posts to the sessions is never run.
+  net::executor_work_guard<net::io_context::executor_type> work_{core_->ioc.get_executor()};
   tcp::acceptor acceptor_;
   net::steady_timer retry_timer_{acceptor_.get_executor()};
   std::uint64_t accept_errors_ = 0;  // consecutive accept failures (on the acceptor's strand)
