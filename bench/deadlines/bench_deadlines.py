@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The deadlines' step cost through celos-server's HTTP API (issue 27).
+
+    bench/deadlines/bench_deadlines.py [--server build/dev/celos-server/celos-server] [-n 1000]
+        [--latency-ms 20] [--pairs 3] [--runs 3]
+
+N hourly workflows (168 slots each in the 7-day window of bench/scale, serial strategy) run on
+the fake Oozie of test/hadoop, answering after --latency-ms. celos-server runs on a fresh --db
+with the workflows as they are ("without") and with `deadline: {after: "PT3H"}` on each
+("with"), alternating, --pairs times each. In each server's life, after a first step that
+stores the 168,000 slots (and, "with", their deadlines), --runs cycles of three steps are
+measured through POST /scheduler?time=...:
+
+  submit    one slot per workflow is submitted and started: N RUNNING records
+  status    only the N RUNNING jobs' status is asked: nothing changes
+  success   every job has succeeded (scripted at the fake): N SUCCESS records
+
+"With", every step also evaluates the deadline state of every open slot (PENDING, AT_RISK,
+MISSED; the slots older than three hours are MISSED by the first step) and predicts the
+finish of those not yet final from the workflow's history. Printed per step kind: the median
+and the worst of "without" and "with" and the difference of the medians (target: within 10 %).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import urllib.error
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench", "scale"))
+import bench_scale  # noqa: E402
+
+KINDS = ("submit", "status", "success")
+DEADLINE = '  "deadline": {"after": "PT3H"},\n'
+
+
+class DeadlineBench(bench_scale.Bench):
+    """One celos-server life, its workflows with a deadline when `with_deadlines`."""
+
+    def __init__(self, args, with_deadlines):
+        super().__init__(argparse.Namespace(
+            server=args.server, n=args.n, latency_ms=args.latency_ms, io_concurrency=32,
+            hdfs=False, late_hours=1, runs=args.runs, backoff=0, profile=None))
+        self.with_deadlines = with_deadlines
+
+    def write_workflows(self):
+        super().write_workflows()
+        if not self.with_deadlines:
+            return
+        wdir = os.path.join(self.dir, "workflows")
+        for name in os.listdir(wdir):
+            path = os.path.join(wdir, name)
+            with open(path) as f:
+                text = f.read()
+            with open(path, "w") as f:
+                f.write(text.replace('  "startTime"', DEADLINE + '  "startTime"', 1))
+
+    def measure(self):
+        """{kind: [seconds, ...]} of --runs cycles after the first step."""
+        self.write_workflows()
+        self.start_server()
+        _, first = self.step()
+        took = {k: [] for k in KINDS}
+        for _ in range(self.args.runs):
+            took["submit"].append(self.step(name="submit")[0])
+            took["status"].append(self.step(name="status")[0])
+            self.oozie.control("/_control/status?status=SUCCEEDED")
+            took["success"].append(self.step(name="success")[0])
+        return took, self.deadlines_seen()
+
+    def deadlines_seen(self):
+        """wf-00000's slots in the window, and how many of them carry a deadline."""
+        try:
+            _, body = bench_scale.http("GET", self.url(
+                "/workflow-slots?id=wf-00000&start=2015-09-13T01:00Z&end=2015-09-20T01:00Z"))
+        except urllib.error.HTTPError as e:
+            sys.exit("GET /workflow-slots: %d %s" % (e.code, e.read().decode()))
+        slots = json.loads(body)["slots"]
+        return len(slots), sum(1 for slot in slots if "deadline" in slot)
+
+
+def summary(values):
+    return {"median_s": round(statistics.median(values), 3), "worst_s": round(max(values), 3)}
+
+
+def run_pairs(args):
+    steps = {"without": {k: [] for k in KINDS}, "with": {k: [] for k in KINDS}}
+    for pair in range(args.pairs):
+        for mode in ("without", "with"):
+            bench = DeadlineBench(args, mode == "with")
+            try:
+                took, (slots, with_deadline) = bench.measure()
+            finally:
+                bench.close()
+            if slots != 168 or with_deadline != (slots if mode == "with" else 0):
+                sys.exit("%s: %d of wf-00000's %d slots have a deadline" % (mode, with_deadline, slots))
+            for kind, values in took.items():
+                steps[mode][kind] += values
+            print("pair %d %s: %s" % (pair + 1, mode, json.dumps(
+                {k: [round(v, 3) for v in vs] for k, vs in took.items()})), file=sys.stderr)
+            for kind in KINDS:  # CPU seconds of each process and the server's phase timings
+                print("  %s: %s" % (kind, json.dumps(bench.cpu.get(kind))), file=sys.stderr)
+    return steps
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--server", default=os.path.join(ROOT, "build/dev/celos-server/celos-server"))
+    p.add_argument("-n", type=int, default=1000)
+    p.add_argument("--latency-ms", type=int, default=20)
+    p.add_argument("--pairs", type=int, default=3)
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    steps = run_pairs(args)
+    report = {"n": args.n, "latency_ms": args.latency_ms, "pairs": args.pairs, "runs": args.runs}
+    for kind in KINDS:
+        off, on = summary(steps["without"][kind]), summary(steps["with"][kind])
+        report[kind] = {"without": off, "with": on, "difference_pct": round(
+            100.0 * (on["median_s"] - off["median_s"]) / off["median_s"], 1)}
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
