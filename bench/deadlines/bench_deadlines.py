@@ -24,7 +24,6 @@ and the worst of "without" and "with" and the difference of the medians (target:
 import argparse
 import json
 import os
-import statistics
 import sys
 import urllib.error
 
@@ -62,14 +61,7 @@ class DeadlineBench(bench_scale.Bench):
         """{kind: [seconds, ...]} of --runs cycles after the first step."""
         self.write_workflows()
         self.start_server()
-        _, first = self.step()
-        took = {k: [] for k in KINDS}
-        for _ in range(self.args.runs):
-            took["submit"].append(self.step(name="submit")[0])
-            took["status"].append(self.step(name="status")[0])
-            self.oozie.control("/_control/status?status=SUCCEEDED")
-            took["success"].append(self.step(name="success")[0])
-        return took, self.deadlines_seen()
+        return self.measure_cycles(), self.deadlines_seen()
 
     def deadlines_seen(self):
         """wf-00000's slots in the window, and how many of them carry a deadline."""
@@ -80,10 +72,6 @@ class DeadlineBench(bench_scale.Bench):
             sys.exit("GET /workflow-slots: %d %s" % (e.code, e.read().decode()))
         slots = json.loads(body)["slots"]
         return len(slots), sum(1 for slot in slots if "deadline" in slot)
-
-
-def summary(values):
-    return {"median_s": round(statistics.median(values), 3), "worst_s": round(max(values), 3)}
 
 
 def run_pairs(args):
@@ -107,19 +95,8 @@ def run_pairs(args):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--server", default=os.path.join(ROOT, "build/dev/celos-server/celos-server"))
-    p.add_argument("-n", type=int, default=1000)
-    p.add_argument("--latency-ms", type=int, default=20)
-    p.add_argument("--pairs", type=int, default=3)
-    p.add_argument("--runs", type=int, default=3)
-    args = p.parse_args()
-    steps = run_pairs(args)
-    report = {"n": args.n, "latency_ms": args.latency_ms, "pairs": args.pairs, "runs": args.runs}
-    for kind in KINDS:
-        off, on = summary(steps["without"][kind]), summary(steps["with"][kind])
-        report[kind] = {"without": off, "with": on, "difference_pct": round(
-            100.0 * (on["median_s"] - off["median_s"]) / off["median_s"], 1)}
+    args = bench_scale.paired_arguments(__doc__.split("\n\n")[0])
+    report = bench_scale.paired_report(args, run_pairs(args), KINDS, "without", "with")
     print(json.dumps(report, indent=1))
 
 

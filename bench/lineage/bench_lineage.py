@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -38,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "scale"))
 sys.path.insert(0, os.path.join(ROOT, "test", "openlineage"))
+import bench_scale  # noqa: E402
 from bench_scale import Bench  # noqa: E402
 COLLECTOR = os.path.join(ROOT, "test", "openlineage", "collector.py")
 
@@ -88,14 +88,7 @@ class LineageBench(Bench):
         """{kind: [seconds, ...]} of --runs cycles after the first step."""
         self.write_workflows()
         self.start_server()
-        self.step()
-        took = {k: [] for k in KINDS}
-        for _ in range(self.args.runs):
-            took["submit"].append(self.step(name="submit")[0])
-            took["status"].append(self.step(name="status")[0])
-            self.oozie.control("/_control/status?status=SUCCEEDED")
-            took["success"].append(self.step(name="success")[0])
-        return took
+        return self.measure_cycles()
 
     def drained(self, expected, timeout=600):
         """Seconds from now until the collector has `expected` events (or the timeout)."""
@@ -122,10 +115,6 @@ class CollectorProcess:
     def stop(self):
         self.process.terminate()
         self.process.wait()
-
-
-def summary(values):
-    return {"median_s": round(statistics.median(values), 3), "worst_s": round(max(values), 3)}
 
 
 def run_pairs(args):
@@ -163,19 +152,9 @@ def run_pairs(args):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--server", default=os.path.join(ROOT, "build/dev/celos-server/celos-server"))
-    p.add_argument("-n", type=int, default=1000)
-    p.add_argument("--latency-ms", type=int, default=20)
-    p.add_argument("--pairs", type=int, default=3)
-    p.add_argument("--runs", type=int, default=3)
-    args = p.parse_args()
+    args = bench_scale.paired_arguments(__doc__.split("\n\n")[0])
     steps, delivery = run_pairs(args)
-    report = {"n": args.n, "latency_ms": args.latency_ms, "pairs": args.pairs, "runs": args.runs}
-    for kind in KINDS:
-        off, on = summary(steps["off"][kind]), summary(steps["on"][kind])
-        report[kind] = {"off": off, "on": on, "difference_pct": round(
-            100.0 * (on["median_s"] - off["median_s"]) / off["median_s"], 1)}
+    report = bench_scale.paired_report(args, steps, KINDS, "off", "on")
     report["delivery"] = delivery
     print(json.dumps(report, indent=1))
     if any(d["events"] < d["expected"] for d in delivery):

@@ -246,6 +246,18 @@ class Bench:
         report["status_steps_s"] = statuses
         report["oozie_requests_per_status_step"] = requests
 
+    def measure_cycles(self):
+        """A first step, then --runs cycles of the three steps of run_submits (submit, status,
+        success), each measured: {"submit": [seconds, ...], "status": [...], "success": [...]}."""
+        self.step()
+        took = {"submit": [], "status": [], "success": []}
+        for _ in range(self.args.runs):
+            took["submit"].append(self.step(name="submit")[0])
+            took["status"].append(self.step(name="status")[0])
+            self.oozie.control("/_control/status?status=SUCCEEDED")
+            took["success"].append(self.step(name="success")[0])
+        return took
+
     def run_checks(self, report):
         """Every workflow's --late-hours newest slots wait for their (absent) input: each step
         checks N x late-hours distinct paths."""
@@ -280,6 +292,32 @@ class Bench:
             self.hdfs.stop()
         if not self.keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+
+def paired_arguments(description):
+    """The options of the benchmarks that alternate celos-server lives in pairs (a feature off,
+    then on): bench/lineage, bench/deadlines."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--server", default=os.path.join(ROOT, "build/dev/celos-server/celos-server"))
+    p.add_argument("-n", type=int, default=1000)
+    p.add_argument("--latency-ms", type=int, default=20)
+    p.add_argument("--pairs", type=int, default=3)
+    p.add_argument("--runs", type=int, default=3)
+    return p.parse_args()
+
+
+def paired_report(args, steps, kinds, off, on):
+    """The report of such a benchmark: per step kind the median and the worst seconds of both
+    modes and the difference of the medians. `steps` is {mode: {kind: [seconds, ...]}}."""
+    report = {"n": args.n, "latency_ms": args.latency_ms, "pairs": args.pairs, "runs": args.runs}
+    for kind in kinds:
+        a, b = (steps[mode][kind] for mode in (off, on))
+        a = {"median_s": round(statistics.median(a), 3), "worst_s": round(max(a), 3)}
+        b = {"median_s": round(statistics.median(b), 3), "worst_s": round(max(b), 3)}
+        report[kind] = {off: a, on: b, "difference_pct": round(
+            100.0 * (b["median_s"] - a["median_s"]) / a["median_s"], 1)}
+    return report
 
 
 def main():
