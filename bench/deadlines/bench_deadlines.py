@@ -21,7 +21,6 @@ finish of those not yet final from the workflow's history. Printed per step kind
 and the worst of "without" and "with" and the difference of the medians (target: within 10 %).
 """
 
-import argparse
 import json
 import os
 import sys
@@ -33,32 +32,20 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "scale"))
 import bench_scale  # noqa: E402
 
 KINDS = ("submit", "status", "success")
-DEADLINE = '  "deadline": {"after": "PT3H"},\n'
 
 
 class DeadlineBench(bench_scale.Bench):
     """One celos-server life, its workflows with a deadline when `with_deadlines`."""
 
     def __init__(self, args, with_deadlines):
-        super().__init__(argparse.Namespace(
-            server=args.server, n=args.n, latency_ms=args.latency_ms, io_concurrency=32,
-            hdfs=False, late_hours=1, runs=args.runs, backoff=0, profile=None))
-        self.with_deadlines = with_deadlines
-
-    def write_workflows(self):
-        super().write_workflows()
-        if not self.with_deadlines:
-            return
-        wdir = os.path.join(self.dir, "workflows")
-        for name in os.listdir(wdir):
-            path = os.path.join(wdir, name)
-            with open(path) as f:
-                text = f.read()
-            with open(path, "w") as f:
-                f.write(text.replace('  "startTime"', DEADLINE + '  "startTime"', 1))
+        super().__init__(bench_scale.paired_bench_args(args))
+        if with_deadlines:
+            self.workflow = bench_scale.WORKFLOW.replace(
+                '  "startTime"', '  "deadline": {"after": "PT3H"},\n  "startTime"', 1)
+            assert self.workflow != bench_scale.WORKFLOW
 
     def measure(self):
-        """{kind: [seconds, ...]} of --runs cycles after the first step."""
+        """({kind: [seconds, ...]} of --runs cycles after the first step, deadlines_seen())."""
         self.write_workflows()
         self.start_server()
         return self.measure_cycles(), self.deadlines_seen()

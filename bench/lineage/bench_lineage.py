@@ -24,7 +24,6 @@ and success at N = 1,000: within 5 %); and, for "on", the events the collector r
 long after the last step it took to have them all (the sender's throughput at that latency).
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -64,9 +63,7 @@ class LineageBench(Bench):
     """One celos-server life: with a collector when `collector` is given."""
 
     def __init__(self, args, collector):
-        super().__init__(argparse.Namespace(
-            server=args.server, n=args.n, latency_ms=args.latency_ms, io_concurrency=32,
-            hdfs=False, late_hours=1, runs=args.runs, backoff=0, profile=None))
+        super().__init__(bench_scale.paired_bench_args(args))
         self.collector = collector
         # Removing a life's 30,000 files just before the next life starts makes ext4's inode
         # allocation (recently_deleted) the next life's main cost: all are removed at the end.

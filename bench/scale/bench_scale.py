@@ -104,6 +104,7 @@ class Bench:
         self.server_args = []  # more celos-server options (the benchmarks built on this one)
         self.keep_dir = False  # close() leaves the directory (the caller removes it later)
         self.extra_pids = {}  # more processes whose CPU a step counts: {name: pid}
+        self.workflow = WORKFLOW  # the file written per workflow (a benchmark may add fields)
         self.cpu = {}
 
     def url(self, path):
@@ -120,7 +121,7 @@ class Bench:
             else:
                 trigger = "celos.alwaysTrigger()"
             with open(os.path.join(wdir, "wf-%05d.js" % n), "w") as f:
-                f.write(WORKFLOW % {"n": n, "trigger": trigger, "oozie": self.oozie.url("/oozie"),
+                f.write(self.workflow % {"n": n, "trigger": trigger, "oozie": self.oozie.url("/oozie"),
                                     "start": self.start_time()})
 
     def start_time(self):
@@ -293,6 +294,12 @@ class Bench:
         if not self.keep_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
+
+def paired_bench_args(args):
+    """The Bench options of one life of a paired benchmark (below): submits on the fake Oozie."""
+    return argparse.Namespace(
+        server=args.server, n=args.n, latency_ms=args.latency_ms, io_concurrency=32, hdfs=False,
+        late_hours=1, runs=args.runs, backoff=0, profile=None)
 
 
 def paired_arguments(description):
