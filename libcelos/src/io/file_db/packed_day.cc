@@ -7,14 +7,22 @@
 namespace celos {
 namespace {
 
-bool needs_whole(const SlotState& s) {
-  return s.message || s.retry_at || s.backfill || s.deadline || s.deadline_state ||
-         !s.consumed.empty() || s.run_id ||
-         (s.external_id && s.external_id->size() > std::numeric_limits<std::uint16_t>::max());
-}
-
 std::int64_t millis_of(Time t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// A deadline an entry holds: whole seconds after its slot time, within an int32 of them.
+bool packs_deadline(const SlotState& s) {
+  if (!s.deadline) return true;
+  const std::int64_t after = millis_of(*s.deadline) - millis_of(s.id.time);
+  return after % 1000 == 0 && after / 1000 >= std::numeric_limits<std::int32_t>::min() &&
+         after / 1000 <= std::numeric_limits<std::int32_t>::max();
+}
+
+bool needs_whole(const SlotState& s) {
+  return s.message || s.retry_at || s.backfill || !packs_deadline(s) || !s.consumed.empty() ||
+         s.run_id ||
+         (s.external_id && s.external_id->size() > std::numeric_limits<std::uint16_t>::max());
 }
 
 }  // namespace
@@ -32,6 +40,8 @@ PackedDay::PackedDay(std::vector<SlotState> states) {
   own_.shrink_to_fit();
   shared_.shrink_to_fit();
   whole_.shrink_to_fit();
+  if (!deadlines_.empty()) deadlines_.resize(entries_.size());
+  deadlines_.shrink_to_fit();
 }
 
 void PackedDay::add(SlotState& state) {
@@ -46,17 +56,30 @@ void PackedDay::add(SlotState& state) {
     return;
   }
   e.retry_count = state.retry_count;
+  add_deadline(e, state);
   if (state.external_id) {
     const std::string& id = *state.external_id;
     const std::size_t dash = id.find('-');
     const std::string_view own = std::string_view(id).substr(0, dash);
-    e.has_id = 1;
+    e.flags |= kHasId;
     e.own = static_cast<std::uint32_t>(own_.size());
     e.own_length = static_cast<std::uint16_t>(own.size());
     own_.append(own);
     if (dash != std::string::npos) e.shared = intern(std::string_view(id).substr(dash));
   }
   entries_.push_back(e);
+}
+
+void PackedDay::add_deadline(Entry& e, const SlotState& state) {
+  if (state.deadline_state) {
+    e.flags |=
+        static_cast<std::uint8_t>((static_cast<int>(*state.deadline_state) + 1) << kStateShift);
+  }
+  if (!state.deadline) return;
+  e.flags |= kHasDeadline;
+  deadlines_.resize(entries_.size() + 1);  // the entries before have none
+  deadlines_.back() =
+      static_cast<std::int32_t>((millis_of(*state.deadline) - millis_of(state.id.time)) / 1000);
 }
 
 std::int32_t PackedDay::intern(std::string_view part) {
@@ -77,7 +100,13 @@ SlotState PackedDay::unpack_entry(const std::string& workflow, const Entry& e) c
   SlotState s = SlotState::waiting(SlotId{workflow, Time{std::chrono::milliseconds(e.millis)}});
   s.status = static_cast<SlotStatus>(e.status);
   s.retry_count = e.retry_count;
-  if (e.has_id) {
+  if (e.flags & kHasDeadline) {
+    const auto index = static_cast<std::size_t>(&e - entries_.data());
+    s.deadline = s.id.time + std::chrono::seconds(deadlines_[index]);
+  }
+  if (const int state = e.flags >> kStateShift; state > 0)
+    s.deadline_state = static_cast<DeadlineState>(state - 1);
+  if (e.flags & kHasId) {
     std::string id = own_.substr(e.own, e.own_length);
     if (e.shared >= 0) id += shared_[static_cast<std::size_t>(e.shared)];
     s.external_id = std::move(id);
@@ -112,7 +141,7 @@ void PackedDay::unpack_window(const std::string& workflow, Time start, Time end,
 std::size_t PackedDay::bytes() const {
   std::size_t n = sizeof(*this) + entries_.capacity() * sizeof(Entry) + own_.capacity();
   for (const std::string& s : shared_) n += sizeof(s) + s.capacity();
-  return n + whole_.capacity() * sizeof(SlotState);
+  return n + whole_.capacity() * sizeof(SlotState) + deadlines_.capacity() * sizeof(std::int32_t);
 }
 
 }  // namespace celos

@@ -74,3 +74,31 @@ TEST_CASE("a packed day of Oozie ids keeps each id's shared part once") {
   CHECK(day.bytes() < 24 * 48 + 200);
   CHECK(day.bytes() < 24 * sizeof(SlotState) / 3);
 }
+
+TEST_CASE("a packed day keeps deadlines and deadline states compactly") {
+  std::vector<SlotState> states;
+  for (int h = 0; h < 24; ++h) {
+    SlotState s = state(h, h % 2 ? SlotStatus::kSuccess : SlotStatus::kRunning,
+                        "00000" + std::to_string(10 + h) + "-150916000002047-oozie-oozi-W");
+    s.deadline = s.id.time + hours(3);
+    if (h % 3 == 1) s.deadline_state = DeadlineState::kMissed;
+    if (h % 3 == 2) s.deadline_state = DeadlineState::kAtRisk;
+    states.push_back(s);
+  }
+  states[4].deadline.reset();                                                // a slot stored before
+  states[5].deadline = states[5].id.time - hours(24 * 400);                  // far before its slot
+  states[6].deadline = states[6].id.time + std::chrono::milliseconds(1500);  // not whole seconds
+  const PackedDay day(states);
+  CHECK(all(day) == states);
+  // The two whole entries aside, 4 bytes more a slot than a day without deadlines.
+  CHECK(day.bytes() < 24 * (48 + 4) + 2 * sizeof(SlotState) + 200);
+}
+
+TEST_CASE("a packed day of slots without deadlines holds no deadline bytes") {
+  PackedDay without({state(1, SlotStatus::kSuccess, "a-x"), state(2, SlotStatus::kRunning, "b-x")});
+  SlotState late = state(2, SlotStatus::kRunning, "b-x");
+  late.deadline_state = DeadlineState::kMissed;  // a state with no deadline of its own
+  PackedDay with_state({state(1, SlotStatus::kSuccess, "a-x"), late});
+  CHECK(with_state.bytes() == without.bytes());
+  CHECK(all(with_state)[1] == late);
+}
