@@ -29,7 +29,8 @@ std::string missed_reason(const SlotState& s, Time deadline, bool succeeded_now)
                      to_string(s.status));
 }
 
-// The deadline verdict on `s` (the slot's latest state in this step) at `now`.
+// The deadline verdict on `s` (the slot's latest state in this step) at `now`. Most slots of
+// most steps change nothing: `s` is copied only when something does.
 Verdict judge(const Workflow& wf, const SlotState& s, bool stored, bool succeeded_now, Time now,
               const DeadlinePredictor* predictor) {
   Verdict v;
@@ -41,16 +42,18 @@ Verdict judge(const Workflow& wf, const SlotState& s, bool stored, bool succeede
     forecast = predictor->predict(wf, s, now);
   v.state = succeeded_now && now > *deadline ? DeadlineState::kMissed
                                              : deadline_state_at(s, *deadline, now, forecast);
-  SlotState next = s;
-  next.deadline = *deadline;
+  std::optional<DeadlineState> next_state = s.deadline_state;
   if (v.state == DeadlineState::kMissed && s.deadline_state != DeadlineState::kMissed) {
-    next.deadline_state = DeadlineState::kMissed;
+    next_state = DeadlineState::kMissed;
     v.reason = missed_reason(s, *deadline, succeeded_now);
   } else if (v.state == DeadlineState::kAtRisk && !s.deadline_state) {
-    next.deadline_state = DeadlineState::kAtRisk;
+    next_state = DeadlineState::kAtRisk;
     v.reason = forecast.reason;
   }
-  if (next != s) v.next = std::move(next);
+  if (s.deadline == deadline && s.deadline_state == next_state) return v;
+  v.next = s;
+  v.next->deadline = *deadline;
+  v.next->deadline_state = next_state;
   return v;
 }
 
@@ -75,21 +78,21 @@ void Step::check_deadlines(WorkflowRun& run, Kills& kills) {
     if (changed.count(slot.id.time)) continue;  // below, with its change
     auto pick = submitted.find(slot.id.time);
     if (pick == submitted.end()) {
-      record_deadline(run, slot, run.from(slot.id.time), nullptr, kills);
+      record_deadline(run, slot, run.stored[i] ? &slot : nullptr, nullptr, kills);
     } else {  // its RUNNING record is written already
-      record_deadline(run, *pick->second, *pick->second, nullptr, kills);
+      record_deadline(run, *pick->second, pick->second, nullptr, kills);
     }
   }
   for (std::size_t i = 0; i < changes; ++i) {
     SlotState latest = run.changes[i].to;
-    record_deadline(run, latest, run.changes[i].from, &run.changes[i], kills);
+    const std::optional<SlotState>& from = run.changes[i].from;
+    record_deadline(run, latest, from ? &*from : nullptr, &run.changes[i], kills);
   }
 }
 
-void Step::record_deadline(WorkflowRun& run, const SlotState& latest,
-                           const std::optional<SlotState>& before, SlotChange* change,
-                           Kills& kills) {
-  const bool stored = before.has_value() || change;
+void Step::record_deadline(WorkflowRun& run, const SlotState& latest, const SlotState* before,
+                           SlotChange* change, Kills& kills) {
+  const bool stored = before || change;
   const bool succeeded_now =
       latest.status == SlotStatus::kSuccess && (!before || before->status != SlotStatus::kSuccess);
   Verdict v = judge(*run.wf, latest, stored, succeeded_now, now_, env_.predictor);
@@ -110,7 +113,9 @@ void Step::record_deadline(WorkflowRun& run, const SlotState& latest,
     change->to = *v.next;
     change->deadline_reason = v.reason;
   } else {
-    run.changes.push_back({before, *v.next, now_, "step", v.reason});
+    std::optional<SlotState> from;
+    if (before) from = *before;
+    run.changes.push_back({std::move(from), *v.next, now_, "step", v.reason});
     change = &run.changes.back();
   }
   const bool kill = v.state == DeadlineState::kMissed && !is_final(change->to.status) &&

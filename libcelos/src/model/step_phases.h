@@ -137,9 +137,9 @@ class Step {
   using Kills = std::vector<std::pair<WorkflowRun*, std::size_t>>;  // run, index of its change
   void check_deadlines(WorkflowRun& run, Kills& kills);
   // Applies one slot's deadline verdict: a change of its own, or on top of the step's change.
-  // `before`: the slot's stored state (nothing: not stored); `change`: the step's change of it.
-  void record_deadline(WorkflowRun& run, const SlotState& latest,
-                       const std::optional<SlotState>& before, SlotChange* change, Kills& kills);
+  // `before`: the slot's stored state (null: not stored); `change`: the step's change of it.
+  void record_deadline(WorkflowRun& run, const SlotState& latest, const SlotState* before,
+                       SlotChange* change, Kills& kills);
   void kill_missed(Kills& kills);
   void kill_missed(WorkflowRun& run, SlotChange& change);
 
