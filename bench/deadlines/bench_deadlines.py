@@ -38,7 +38,7 @@ class DeadlineBench(bench_scale.Bench):
     """One celos-server life, its workflows with a deadline when `with_deadlines`."""
 
     def __init__(self, args, with_deadlines):
-        super().__init__(bench_scale.paired_bench_args(args))
+        super().__init__(bench_scale.paired_bench_args(args, "with" if with_deadlines else "without"))
         if with_deadlines:
             self.workflow = bench_scale.WORKFLOW.replace(
                 '  "startTime"', '  "deadline": {"after": "PT3H"},\n  "startTime"', 1)

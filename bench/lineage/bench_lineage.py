@@ -63,7 +63,7 @@ class LineageBench(Bench):
     """One celos-server life: with a collector when `collector` is given."""
 
     def __init__(self, args, collector):
-        super().__init__(bench_scale.paired_bench_args(args))
+        super().__init__(bench_scale.paired_bench_args(args, "on" if collector else "off"))
         self.collector = collector
         # Removing a life's 30,000 files just before the next life starts makes ext4's inode
         # allocation (recently_deleted) the next life's main cost: all are removed at the end.

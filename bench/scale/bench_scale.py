@@ -295,11 +295,13 @@ class Bench:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def paired_bench_args(args):
-    """The Bench options of one life of a paired benchmark (below): submits on the fake Oozie."""
+def paired_bench_args(args, mode):
+    """The Bench options of one life of a paired benchmark (below) in `mode` (its name, "with" or
+    "without"): submits on the fake Oozie; profiles, with --profile, into DIR/<mode>."""
     return argparse.Namespace(
         server=args.server, n=args.n, latency_ms=args.latency_ms, io_concurrency=32, hdfs=False,
-        late_hours=1, runs=args.runs, backoff=0, profile=None)
+        late_hours=1, runs=args.runs, backoff=0,
+        profile=os.path.join(args.profile, mode) if args.profile else None)
 
 
 def paired_arguments(description):
@@ -311,6 +313,8 @@ def paired_arguments(description):
     p.add_argument("--latency-ms", type=int, default=20)
     p.add_argument("--pairs", type=int, default=3)
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--profile", metavar="DIR",
+                   help="perf record -g celos-server during each measured step into DIR/<mode>")
     return p.parse_args()
 
 
