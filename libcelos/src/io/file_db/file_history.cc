@@ -4,9 +4,9 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "celos/state_codecs.h"
+#include "io/json_lines.h"
 
 namespace celos {
 namespace {
@@ -22,12 +22,7 @@ std::string FileHistory::path(const SlotId& id) const {
 Result<void> FileHistory::append(const std::vector<SlotHistoryEntry>& entries) {
   std::map<std::string, std::string> lines;  // by file: sorted, one append each
   for (const SlotHistoryEntry& e : entries) {
-    std::string& data = lines[path(e.to.id)];
-    // Each append starts on a new line, so that a line torn by a crash never swallows the
-    // next append's first line (readers skip the torn and the empty lines).
-    if (data.empty()) data += '\n';
-    data += history_entry_to_json(e);
-    data += '\n';
+    add_json_line(lines[path(e.to.id)], history_entry_to_json(e));  // io/json_lines.h
   }
   std::vector<FileWrite> appends;
   appends.reserve(lines.size());
@@ -41,22 +36,13 @@ Result<std::vector<SlotHistoryEntry>> FileHistory::entries(const std::string& wo
   auto text = fs_->read(file);
   if (!text) return tl::unexpected(text.error());
   std::vector<SlotHistoryEntry> out;
-  std::string_view rest = *text;
-  int line_number = 0;
-  while (!rest.empty()) {
-    const auto newline = rest.find('\n');
-    const std::string_view line = rest.substr(0, newline);
-    rest = newline == std::string_view::npos ? std::string_view{} : rest.substr(newline + 1);
-    ++line_number;
-    if (line.empty()) continue;
+  // A torn line of a crash mid-append is skipped: the rest of the file is fine.
+  for_each_json_line(*text, "history file " + file, [&](std::string_view line) -> Result<void> {
     auto entry = history_entry_from_json(workflow, line);
-    if (!entry) {  // a torn line of a crash mid-append: the rest of the file is fine
-      spdlog::warn("history file {}: skipping line {}: {}", file, line_number,
-                   entry.error().message);
-      continue;
-    }
+    if (!entry) return tl::unexpected(entry.error());
     out.push_back(std::move(*entry));
-  }
+    return {};
+  });
   return out;
 }
 

@@ -1,14 +1,15 @@
 // --import-db: a file database (SPEC §5, the original's format included) into PostgreSQL in one
 // transaction (SPEC §11, §16). The directory is read whole before anything is written, so a
 // corrupt file stops the import with nothing written.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include "celos/backfill.h"
@@ -16,6 +17,7 @@
 #include "celos/state_codecs.h"
 #include "celos/state_db.h"
 #include "celos/state_db_open.h"
+#include "io/json_lines.h"
 #include "io/pg.h"
 #include "io/postgres/postgres_schema.h"
 
@@ -85,41 +87,44 @@ Result<Time> rerun_time(const fs::path& path, const std::string& text) {
                                         st.st_mtim.tv_nsec / 1'000'000)};
 }
 
-// <dir>/history/<workflow>/<day>.jsonl, each file's lines in append order. A line that does
-// not parse is a line torn by a crash (the file backend's readers skip it too): skipped, logged.
-Result<void> read_history(const fs::path& dir, std::vector<SlotHistoryEntry>& out) {
+// Calls `f(owner, path, text)` for each <area>/<owner>/<day>.jsonl file (the append-only
+// files of io/json_lines.h), owners in directory order, each owner's days in order.
+Result<void> for_each_jsonl_file(
+    const fs::path& area,
+    const std::function<void(const std::string&, const fs::path&, const std::string&)>& f) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return {};
-  for (const auto& wf : fs::directory_iterator(dir)) {
-    if (!wf.is_directory() || hidden(wf.path())) continue;
-    const std::string workflow = wf.path().filename().string();
+  if (!fs::is_directory(area, ec)) return {};
+  for (const auto& owner : fs::directory_iterator(area)) {
+    if (!owner.is_directory() || hidden(owner.path())) continue;
     std::vector<fs::path> days;
-    for (const auto& f : fs::directory_iterator(wf.path())) {
-      if (f.path().extension() == ".jsonl" && !hidden(f.path())) days.push_back(f.path());
+    for (const auto& file : fs::directory_iterator(owner.path())) {
+      if (file.path().extension() == ".jsonl" && !hidden(file.path())) {
+        days.push_back(file.path());
+      }
     }
     std::sort(days.begin(), days.end());
     for (const fs::path& day : days) {
       auto text = read_all(day);
       if (!text) return tl::unexpected(text.error());
-      std::size_t line_number = 0, start = 0;
-      while (start < text->size()) {
-        std::size_t end = text->find('\n', start);
-        if (end == std::string::npos) end = text->size();
-        const std::string_view line(text->data() + start, end - start);
-        ++line_number;
-        start = end + 1;
-        if (line.empty()) continue;
-        auto entry = history_entry_from_json(workflow, line);
-        if (!entry) {
-          spdlog::warn("import: history file {}: skipping line {}: {}", day.string(), line_number,
-                       entry.error().message);
-          continue;
-        }
-        out.push_back(std::move(*entry));
-      }
+      f(owner.path().filename().string(), day, *text);
     }
   }
   return {};
+}
+
+// <dir>/history/<workflow>/<day>.jsonl, each file's lines in append order. A line that does
+// not parse is a line torn by a crash (the file backend's readers skip it too): skipped, logged.
+Result<void> read_history(const fs::path& dir, std::vector<SlotHistoryEntry>& out) {
+  return for_each_jsonl_file(
+      dir, [&](const std::string& workflow, const fs::path& path, const std::string& text) {
+        for_each_json_line(text, "import: history file " + path.string(),
+                           [&](std::string_view line) -> Result<void> {
+                             auto entry = history_entry_from_json(workflow, line);
+                             if (!entry) return tl::unexpected(entry.error());
+                             out.push_back(std::move(*entry));
+                             return {};
+                           });
+      });
 }
 
 Result<std::optional<std::string>> read_maintenance(const fs::path& path) {
