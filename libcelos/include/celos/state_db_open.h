@@ -51,12 +51,13 @@ struct ImportReport {
 };
 // Copies the file database `dir` (the original Celos's included) into the PostgreSQL database
 // `uri` in one transaction (SPEC §16): slots, rerun markers that have not expired at `now`, pause
-// flags, announced dataset instances, the maintenance mode, the backfill plans (issue 29; a plan's
-// slots carry its id in their states) and the slot history (a torn history
-// line is skipped with a warning, as readers of the file backend do). Locks `dir` for the time of
-// the copy. A corrupt file is a kCorrupt error naming it, and nothing is written. A target that
-// holds any slot, marker or flag is refused (kInvalid) unless `force`, which empties it first (in
-// the same transaction).
+// flags, announced dataset instances (the day files and the per-instance files of earlier
+// versions; an instance in both keeps its earliest stamp), the maintenance mode, the backfill
+// plans (issue 29; a plan's slots carry its id in their states) and the slot history (a torn line
+// of a history or announcement day file is skipped with a warning, as readers of the file backend
+// do). Locks `dir` for the time of the copy. A corrupt file is a kCorrupt error naming it, and
+// nothing is written. A target that holds any slot, marker or flag is refused (kInvalid) unless
+// `force`, which empties it first (in the same transaction).
 [[nodiscard]] Result<ImportReport> import_file_database(const std::string& dir,
                                                         const std::string& uri, bool force,
                                                         Time now);

@@ -46,6 +46,21 @@ Result<std::string> read_all(const fs::path& path) {
   return text;
 }
 
+// The file `path` read and parsed; kCorrupt naming it ("corrupt <what> file <path>: <why>") when
+// `parse` refuses its content.
+template <class Parse>
+auto read_parsed(const fs::path& path, std::string_view what, Parse&& parse)
+    -> decltype(parse(std::string())) {
+  auto text = read_all(path);
+  if (!text) return tl::unexpected(text.error());
+  auto parsed = parse(*text);
+  if (!parsed) {
+    return fail(fmt::format("corrupt {} file {}: {}", what, path.string(), parsed.error().message),
+                ErrorCode::kCorrupt);
+  }
+  return parsed;
+}
+
 bool hidden(const fs::path& p) { return p.filename().string().starts_with("."); }
 
 // <area>/<workflow>/<yyyy-mm-dd>/<HH:MM:SS.sssZ> files, with their slot ids.
@@ -127,17 +142,41 @@ Result<void> read_history(const fs::path& dir, std::vector<SlotHistoryEntry>& ou
       });
 }
 
+// <dir>/datasets/: the day files <dataset>/<day>.jsonl and the files of one instance that
+// earlier versions wrote, <dataset>/<day>/<HH:MM:SS.sssZ> (io/file_db/file_announcements.h). An
+// instance in both, or twice in a day file, keeps its earliest stamp. A line of a day file that
+// does not parse is skipped and logged, wherever it is, as the history's lines are (and as the
+// file backend's reader skips it: the instance was not announced for the server either); a
+// corrupt file of one instance stops the import, as it always did.
+Result<void> read_announcements(const fs::path& dir, std::map<SlotId, Time>& out) {
+  const auto add = [&](SlotId id, Time announced) {
+    auto [at, added] = out.emplace(std::move(id), announced);
+    if (!added) at->second = std::min(at->second, announced);
+  };
+  auto files = slot_files(dir);
+  if (!files) return tl::unexpected(files.error());
+  for (const auto& [id, path] : *files) {
+    auto announced = read_parsed(path, "announcement", announcement_file_from_json);
+    if (!announced) return tl::unexpected(announced.error());
+    add(id, *announced);
+  }
+  return for_each_jsonl_file(
+      dir, [&](const std::string& dataset, const fs::path& path, const std::string& text) {
+        for_each_json_line(text, "import: announcement file " + path.string(),
+                           [&](std::string_view line) -> Result<void> {
+                             auto announced = announcement_line_from_json(line);
+                             if (!announced) return tl::unexpected(announced.error());
+                             add(SlotId{dataset, announced->time}, announced->announced);
+                             return {};
+                           });
+      });
+}
+
 Result<std::optional<std::string>> read_maintenance(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::optional<std::string>{};
-  auto text = read_all(path);
-  if (!text) return tl::unexpected(text.error());
-  auto parsed = maintenance_from_json(*text);
-  if (!parsed) {
-    return fail(
-        fmt::format("corrupt maintenance file {}: {}", path.string(), parsed.error().message),
-        ErrorCode::kCorrupt);
-  }
+  auto parsed = read_parsed(path, "maintenance", maintenance_from_json);
+  if (!parsed) return tl::unexpected(parsed.error());
   return std::optional<std::string>(maintenance_to_json(*parsed));
 }
 
@@ -166,13 +205,10 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
   auto slots = slot_files(dir / "state");
   if (!slots) return tl::unexpected(slots.error());
   for (const auto& [id, path] : *slots) {
-    auto text = read_all(path);
-    if (!text) return tl::unexpected(text.error());
-    auto state = slot_state_from_json(id, *text);
-    if (!state) {
-      return fail(fmt::format("corrupt state file {}: {}", path.string(), state.error().message),
-                  ErrorCode::kCorrupt);
-    }
+    const SlotId& slot = id;  // clang before 16 captures no structured binding
+    auto state = read_parsed(
+        path, "state", [&](std::string_view text) { return slot_state_from_json(slot, text); });
+    if (!state) return tl::unexpected(state.error());
     contents.slots.emplace(id, std::move(*state));
   }
   auto reruns = slot_files(dir / "rerun");
@@ -187,22 +223,8 @@ Result<FileContents> read_directory(const fs::path& dir, Time now) {
     if (now - *marked > kRerunMarkerLifetime && final) continue;  // expired
     contents.reruns.emplace(id, *marked);
   }
-  auto announced = slot_files(dir / "datasets");
-  if (!announced) return tl::unexpected(announced.error());
-  for (const auto& [id, path] : *announced) {
-    auto text = read_all(path);
-    if (!text) return tl::unexpected(text.error());
-    boost::system::error_code json_ec;
-    auto v = boost::json::parse(*text, json_ec);
-    const boost::json::value* at =
-        !json_ec && v.is_object() ? v.as_object().if_contains("announced") : nullptr;
-    auto t = at && at->is_string() ? parse_time(std::string_view(at->get_string()))
-                                   : Result<Time>(fail(""));
-    if (!t) {
-      return fail(fmt::format("corrupt announcement file {}: no \"announced\" time", path.string()),
-                  ErrorCode::kCorrupt);
-    }
-    contents.announced.emplace(id, *t);
+  if (auto announced = read_announcements(dir / "datasets", contents.announced); !announced) {
+    return tl::unexpected(announced.error());
   }
   std::error_code ec;
   if (fs::is_directory(dir / "paused", ec)) {
