@@ -100,12 +100,13 @@ class StateDatabase {
 
   // Datasets (SPEC §14). Records that instance `time` of `dataset` is present (an external
   // producer announced it), stamped `now`. Idempotent: announcing again changes nothing.
-  // File backend: <db>/datasets/<dataset>/<yyyy-mm-dd>/<HH:MM:SS.sssZ> {"announced": "<now>"}.
+  // File backend: a line {"time":"<time>","announced":"<now>"} of
+  // <db>/datasets/<dataset>/<yyyy-mm-dd>.jsonl (io/file_db/file_announcements.h).
   // A backend without announcements (the default) refuses them and lists none.
   [[nodiscard]] virtual Result<void> announce_instance(std::string_view dataset, Time time,
                                                        Time now);
   // Several announcements made durable together (a burst of them costs one write, issue 28):
-  // the file backend writes their files as one group, PostgreSQL in one transaction. Each is
+  // the file backend appends them with one sync, PostgreSQL in one transaction. Each is
   // idempotent as announce_instance is. On an error some of them may be stored. The default
   // calls announce_instance for each, stopping at the first error.
   struct Announcement {
