@@ -35,8 +35,8 @@ written from the Kubernetes API reference: batch/v1 Jobs and core/v1 Pods in nam
 
 With --tls-cert/--tls-key it serves HTTPS (kubectl sends a bearer token over HTTPS only).
 With --state, objects are kept in FILE (pod logs and exit codes in FILE.pods/): a restarted
-fake still knows its Jobs, and finds pods that ended while it was down. Prints the bound port on
-the first line of stdout. Control endpoints (not part of Kubernetes):
+fake still knows its Jobs and the unschedulable switch, and finds pods that ended while it was
+down. Prints the bound port on the first line of stdout. Control endpoints (not part of Kubernetes):
     POST /_control/unschedulable?on=1|0       new pods stay Pending (PodScheduled False,
                                               reason Unschedulable) until turned off
     POST /_control/delete-job?namespace=NS&name=N   a Job and its pods vanish behind the
@@ -401,6 +401,7 @@ class Handler(LedgerRequests, fake_http.Handler):
                 return self.send(404, {"error": "unknown control endpoint"})
             if path == "/_control/unschedulable":
                 self.state.unschedulable = query.get("on", "1") in ("1", "true")
+                self.state.save()  # kept across a restart with --state, as the Jobs are
             elif path == "/_control/delete-job":
                 key = "%s/%s" % (query.get("namespace"), query.get("name"))
                 job = self.state.objects["jobs"].get(key)

@@ -160,6 +160,8 @@ class Store(Ledger):
                 saved = json.load(f)
             self.objects, self.runtime = saved["objects"], saved["runtime"]
             self.rv, self.compacted = saved["rv"], saved["compacted"]
+            # As a cluster whose nodes are cordoned stays so while its API server restarts.
+            self.unschedulable = saved.get("unschedulable", False)
         self.events_from = self.rv  # a restarted fake has no history of earlier changes
         for kind, objects in self.objects.items():
             for key, obj in objects.items():
@@ -171,7 +173,7 @@ class Store(Ledger):
             return
         with open(self.path + ".tmp", "w") as f:
             json.dump({"objects": self.objects, "runtime": self.runtime, "rv": self.rv,
-                       "compacted": self.compacted}, f)
+                       "compacted": self.compacted, "unschedulable": self.unschedulable}, f)
         os.replace(self.path + ".tmp", self.path)
 
     def bump(self, obj, event="MODIFIED"):
