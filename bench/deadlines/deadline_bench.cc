@@ -5,7 +5,7 @@
 //     state database) without and with `deadline: {after: "PT3H"}`, alternated twice; median
 //     and worst of K steps each (target: with deadlines within 10 % of without);
 //   celos_deadline_bench replay [--workflows N] [--days D] [--seed S] [--step-minutes M]
-//                               [--job-events]
+//                               [--flags FILE] [--job-events]
 //     the 30-day replay of replay.h: how many misses were flagged AT_RISK at least 15 minutes
 //     before their deadline (target >= 80 %), and how many AT_RISK flags ended on time (<= 10 %).
 #include <algorithm>
@@ -102,6 +102,7 @@ int replay_bench(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--days")) options.days = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seed")) options.seed = std::strtoull(argv[i + 1], nullptr, 10);
     if (!std::strcmp(argv[i], "--step-minutes")) options.step_minutes = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--flags")) options.flags_file = argv[i + 1];
   }
   if (options.step_minutes < 1 || options.workflows < 1 || options.days < 1) {
     std::fprintf(stderr, "replay: --step-minutes, --workflows and --days must be at least 1\n");
@@ -146,6 +147,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && !std::strcmp(argv[1], "step")) return step_bench(argc, argv);
   std::fprintf(stderr,
                "usage: celos_deadline_bench step [N...] [--dir DIR] [--steps K] | "
-               "replay [--workflows N] [--days D] [--seed S] [--step-minutes M] [--job-events]\n");
+               "replay [--workflows N] [--days D] [--seed S] [--step-minutes M] [--flags FILE] "
+               "[--job-events]\n");
   return 2;
 }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <random>
@@ -108,6 +110,7 @@ struct Outcomes final : SchedulerListener {
   std::map<SlotId, Time> at_risk;           // when first flagged
   std::map<SlotId, SlotStatus> flagged_as;  // the slot's status then
   std::map<SlotId, Time> deadline;
+  std::map<SlotId, std::string> reasons;
   std::map<SlotId, SlotStatus> missed;  // the slot's status when it was judged MISSED
   void on_slot_changes(const std::vector<SlotChange>& changes) override {
     for (const SlotChange& c : changes) {
@@ -116,6 +119,7 @@ struct Outcomes final : SchedulerListener {
       if (c.to.deadline_state == before) continue;
       if (c.to.deadline_state == DeadlineState::kAtRisk && at_risk.emplace(c.to.id, c.at).second) {
         flagged_as[c.to.id] = c.to.status;
+        reasons[c.to.id] = c.deadline_reason;
       }
       if (c.to.deadline_state == DeadlineState::kMissed) missed[c.to.id] = c.to.status;
     }
@@ -161,6 +165,23 @@ ReplayFigures count(const Outcomes& o, Time from, Time to) {
     }
   }
   return f;
+}
+
+// One line per slot flagged AT_RISK (replay.h, flags_file).
+void write_flags(const std::string& path, Outcomes& o, const std::vector<Plan>& plans) {
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return spdlog::error("replay: cannot write {}", path);
+  const auto min = [](auto d) { return std::chrono::duration<double>(d).count() / 60; };
+  for (const auto& [id, flagged] : o.at_risk) {
+    const Plan& plan = plans[std::size_t(std::atoi(id.workflow.c_str() + 7))];  // replay-NNN
+    const Time deadline = o.deadline.at(id);
+    std::fprintf(out, "%s %s %s %s %.0f %.1f %.1f %.0f %s\n", id.workflow.c_str(),
+                 format_time(id.time).c_str(), std::string(to_string(o.flagged_as.at(id))).c_str(),
+                 o.missed.count(id) ? "MISSED" : "MET", min(deadline - flagged),
+                 min(plan.ready_at.at(id.time) - flagged), min(plan.run.at(id.time)),
+                 min(deadline - id.time), o.reasons[id].c_str());
+  }
+  std::fclose(out);
 }
 
 using Services = std::vector<std::pair<std::string, std::shared_ptr<PlannedService>>>;
@@ -232,6 +253,7 @@ ReplayFigures run_replay(const ReplayOptions& options) {
   }
   const Time counted = kEpoch + std::chrono::hours(24);
   ReplayFigures f = count(outcomes, counted, counted + std::chrono::hours(24 * options.days));
+  if (!options.flags_file.empty()) write_flags(options.flags_file, outcomes, plans);
   f.steps = static_cast<long>(took.size());
   f.event_steps = event_steps;
   std::sort(took.begin(), took.end());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace celos::bench {
 
@@ -16,6 +17,10 @@ struct ReplayOptions {
   // by the next periodic step only.
   bool job_events = false;
   std::uint64_t seed = 27;
+  // When set, one line per slot flagged AT_RISK: workflow, slot time, its status then, MISSED or
+  // MET, minutes from the flag to the deadline, from the flag to the input's arrival (negative:
+  // it had come), the job's planned run, the deadline after the slot, and the flag's reason.
+  std::string flags_file;
 };
 
 struct ReplayFigures {
