@@ -55,6 +55,8 @@ void HistoryPredictor::learn(const SlotChange& change) {
       auto it = open_.find(to.id);
       if (it == open_.end()) break;
       if (it->second.running != Time{}) add(wf, kRun, to.id.time, change.at - it->second.running);
+      if (it->second.ready != Time{}) add(wf, kFromReady, to.id.time, change.at - it->second.ready);
+      add(wf, kTotal, to.id.time, change.at - to.id.time);
       open_.erase(it);
       break;
     }
@@ -70,6 +72,13 @@ void HistoryPredictor::add(const std::string& workflow, Phase phase, Time slot, 
   samples.push_back({hour_of(slot), std::max(0.0, took.count() / 1000.0)});
   if (samples.size() > kMaxSamples) samples.pop_front();
   h.dirty = true;
+  // Over the hour's median as the last prediction computed it (not recomputed here: a step that
+  // ends many runs would sort every history again).
+  const double level = h.p50[kRun][std::size_t(samples.back().hour)];
+  if (phase == kRun && level > 0) {
+    fleet_ratios_.push_back(samples.back().seconds / level);
+    if (fleet_ratios_.size() > kFleetSamples) fleet_ratios_.pop_front();
+  }
 }
 
 const HistoryPredictor::History* HistoryPredictor::history(const std::string& workflow) const {
@@ -93,7 +102,12 @@ void HistoryPredictor::percentiles(History& h, Phase phase) {
   auto& p90 = h.p90[phase];
   p50.fill(-1);
   p90.fill(-1);
+  h.usual[phase].fill(-1);
   if (by_hour[24].size() < kMinSamples) return;
+  for (std::size_t hour = 0; hour < 25; ++hour) {
+    auto& own = by_hour[hour].size() >= kMinHourSamples ? by_hour[hour] : by_hour[24];
+    h.usual[phase][hour] = quantile(own, kUsualQuantile);
+  }
   p90[24] = quantile(by_hour[24], 0.9);
   p50[24] = quantile(by_hour[24], 0.5);
   for (std::size_t hour = 0; hour < 24; ++hour) {
@@ -125,13 +139,27 @@ double HistoryPredictor::percentile(const History& h, Phase phase, int hour, boo
   return (p50 ? h.p50 : h.p90)[phase][std::size_t(hour)];
 }
 
-double HistoryPredictor::quartile_longer(const History& h, int hour, double seconds) {
+double HistoryPredictor::usual(const History& h, Phase phase, int hour) {
+  return std::max(0.0, h.usual[phase][std::size_t(hour)]);
+}
+
+std::pair<double, std::size_t> HistoryPredictor::like_longer(const History& h, int hour,
+                                                             double seconds) {
   const bool own = own_hour(h, kRun, hour);
   std::vector<double> longer;
   for (const Sample& s : h.samples[kRun]) {
     if (s.seconds >= seconds && (!own || s.hour == hour)) longer.push_back(s.seconds);
   }
-  return longer.empty() ? -1 : quantile(longer, 0.25);
+  if (longer.empty()) return {-1, 0};
+  return {quantile(longer, kRunQuantile), longer.size()};
+}
+
+double HistoryPredictor::like_overrun(double ratio) const {
+  std::vector<double> longer;
+  for (double r : fleet_ratios_) {
+    if (r >= ratio) longer.push_back(r);
+  }
+  return longer.empty() ? -1 : quantile(longer, kRunQuantile);
 }
 
 DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotState& slot,
@@ -147,9 +175,11 @@ DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotS
   switch (slot.status) {
     case SlotStatus::kWaiting: {
       if (now <= slot.id.time + ms(p(kReady, false))) {
-        return {slot.id.time + ms(p(kReady, true) + p(kQueue, true) + p(kRun, true)),
-                fmt::format("input usually ready {} after the slot time; the job usually runs {}",
-                            minutes_text(p(kReady, true)), minutes_text(p(kRun, true)))};
+        return {slot.id.time + ms(usual(*h, kTotal, hour)),
+                fmt::format("input usually ready {} after the slot time; the job usually runs {}; "
+                            "3 in 4 slots of this hour were SUCCESS {} or more after it",
+                            minutes_text(p(kReady, true)), minutes_text(p(kRun, true)),
+                            minutes_text(usual(*h, kTotal, hour)))};
       }
       return {now + ms(p(kQueue, false) + p(kRun, false)),
               fmt::format("input late: not ready {} after the slot time, usually within {} "
@@ -157,9 +187,14 @@ DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotS
                           minutes_text(std::chrono::duration<double>(now - slot.id.time).count()),
                           minutes_text(p(kReady, false)), minutes_text(p(kRun, false)))};
     }
-    case SlotStatus::kReady:
-      return {now + ms(p(kQueue, true) + p(kRun, true)),
-              fmt::format("ready; the job usually runs {}", minutes_text(p(kRun, true)))};
+    case SlotStatus::kReady: {
+      auto it = open_.find(slot.id);
+      const Time ready = it != open_.end() && it->second.ready != Time{} ? it->second.ready : now;
+      return {std::max(now, ready + ms(usual(*h, kFromReady, hour))),
+              fmt::format("ready; the job usually runs {}; 3 in 4 slots were SUCCESS {} or more "
+                          "after READY",
+                          minutes_text(p(kRun, true)), minutes_text(usual(*h, kFromReady, hour)))};
+    }
     case SlotStatus::kRunning:
       return predict_running(*h, slot, hour, now);
     default:
@@ -172,20 +207,29 @@ DeadlineForecast HistoryPredictor::predict_running(const History& h, const SlotS
   auto it = open_.find(slot.id);
   const Time started = it != open_.end() && it->second.running != Time{} ? it->second.running : now;
   const double ran = std::chrono::duration<double>(now - started).count();
-  const double usual = percentile(h, kRun, hour, true);
-  // As long as the past runs that lasted at least this long; beyond every one of them, as far
+  const double median = percentile(h, kRun, hour, true);
+  // As long as the past runs that lasted at least this long; while the workflow has few of
+  // those past its usual run, as every workflow's that overran as far; beyond every one, as far
   // again past the usual run.
-  const double like = quartile_longer(h, hour, ran);
+  auto [like, own] = like_longer(h, hour, ran);
+  bool fleet = false;
+  if (own < kMinTail && ran > median && median > 0) {
+    if (const double ratio = like_overrun(ran / median); ratio > 0) {
+      like = ratio * median;
+      fleet = true;
+    }
+  }
   if (like < 0) {
-    return {now + ms(std::max(60.0, ran - usual)),
+    return {now + ms(std::max(60.0, ran - median)),
             fmt::format("running {}, longer than any run before (usually {})", minutes_text(ran),
-                        minutes_text(usual))};
+                        minutes_text(median))};
   }
   const Time finish = std::max(now, started + ms(like));
-  if (ran <= usual) return {finish, fmt::format("the job usually runs {}", minutes_text(like))};
-  return {finish, fmt::format("running {}, longer than usual ({}): runs that lasted this long "
-                              "took {} (first quartile)",
-                              minutes_text(ran), minutes_text(usual), minutes_text(like))};
+  if (ran <= median) return {finish, fmt::format("the job usually runs {}", minutes_text(like))};
+  return {finish, fmt::format("running {}, longer than usual ({}): {} that lasted this long "
+                              "took {} or more (3 in 5)",
+                              minutes_text(ran), minutes_text(median),
+                              fleet ? "every workflow's runs" : "its runs", minutes_text(like))};
 }
 
 }  // namespace celos
