@@ -5,9 +5,10 @@
 //     state database) without and with `deadline: {after: "PT3H"}`, alternated twice; median
 //     and worst of K steps each (target: with deadlines within 10 % of without);
 //   celos_deadline_bench replay [--workflows N] [--days D] [--seed S] [--step-minutes M]
-//                               [--flags FILE] [--job-events]
+//                               [--flags FILE] [--job-events] [--check]
 //     the 30-day replay of replay.h: how many misses were flagged AT_RISK at least 15 minutes
-//     before their deadline (target >= 80 %), and how many AT_RISK flags ended on time (<= 10 %).
+//     before their deadline (target >= 80 %), and how many AT_RISK flags ended on time (<= 10 %);
+//     with --check, exits 1 when either target is missed (ctest runs it so, on seed 27).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -92,23 +93,38 @@ int step_bench(int argc, char** argv) {
   return 0;
 }
 
-int replay_bench(int argc, char** argv) {
-  ReplayOptions options;
+// The replay's options from argv[2...]; false (said on stderr) for one it does not know.
+bool parse_replay_args(int argc, char** argv, ReplayOptions& options, bool& check) {
   for (int i = 2; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--job-events")) options.job_events = true;
-  }
-  for (int i = 2; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--workflows")) options.workflows = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--days")) options.days = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--seed")) options.seed = std::strtoull(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--step-minutes")) options.step_minutes = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--flags")) options.flags_file = argv[i + 1];
+    const char* next = i + 1 < argc ? argv[i + 1] : nullptr;
+    const auto is = [&](const char* name) { return !std::strcmp(argv[i], name); };
+    if (is("--job-events")) {
+      options.job_events = true;
+    } else if (is("--check")) {
+      check = true;
+    } else if (next && is("--workflows")) {
+      options.workflows = std::atoi(argv[++i]);
+    } else if (next && is("--days")) {
+      options.days = std::atoi(argv[++i]);
+    } else if (next && is("--seed")) {
+      options.seed = std::strtoull(argv[++i], nullptr, 10);
+    } else if (next && is("--step-minutes")) {
+      options.step_minutes = std::atoi(argv[++i]);
+    } else if (next && is("--flags")) {
+      options.flags_file = argv[++i];
+    } else {
+      std::fprintf(stderr, "replay: unknown or incomplete option %s\n", argv[i]);
+      return false;
+    }
   }
   if (options.step_minutes < 1 || options.workflows < 1 || options.days < 1) {
     std::fprintf(stderr, "replay: --step-minutes, --workflows and --days must be at least 1\n");
-    return 2;
+    return false;
   }
-  const ReplayFigures f = run_replay(options);
+  return true;
+}
+
+void print_replay(const ReplayOptions& options, const ReplayFigures& f) {
   const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
   std::printf(
       "replay: %d workflows, %d days, a step every %d min (%ld steps; median %.1f ms, "
@@ -136,7 +152,22 @@ int replay_bench(int argc, char** argv) {
     std::printf("  first flagged while %s: %ld, of which on time %ld\n", names[k],
                 f.flagged_by_status[k], f.on_time_by_status[k]);
   }
-  return 0;
+}
+
+int replay_bench(int argc, char** argv) {
+  ReplayOptions options;
+  bool check = false;
+  if (!parse_replay_args(argc, argv, options, check)) return 2;
+  const ReplayFigures f = run_replay(options);
+  print_replay(options, f);
+  if (!check) return 0;
+  const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
+  const bool early = f.missed > 0 && pct(f.missed_flagged, f.missed) >= 80;
+  const bool precise = f.flagged > 0 && pct(f.flagged_on_time, f.flagged) <= 10;
+  if (!early) std::printf("check: FAILED, fewer than 80 %% of the misses flagged in time\n");
+  if (!precise) std::printf("check: FAILED, more than 10 %% of the flags ended on time\n");
+  if (early && precise) std::printf("check: both targets met\n");
+  return early && precise ? 0 : 1;
 }
 
 }  // namespace
@@ -148,6 +179,6 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "usage: celos_deadline_bench step [N...] [--dir DIR] [--steps K] | "
                "replay [--workflows N] [--days D] [--seed S] [--step-minutes M] [--flags FILE] "
-               "[--job-events]\n");
+               "[--job-events] [--check]\n");
   return 2;
 }
