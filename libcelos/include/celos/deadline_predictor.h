@@ -1,5 +1,6 @@
 // The deadline predictor of celos (issue 27, docs/deadlines.md): when will a slot that is not
-// final be SUCCESS, judged from its workflow's own history.
+// final be SUCCESS, judged from its workflow's own history (and, for a run that overran, from
+// every workflow's while its own is short).
 //
 // It learns from the changes the scheduler commits (a SchedulerListener): for each slot that
 // reaches SUCCESS, how long after its slot time it became READY, how long it then waited to
