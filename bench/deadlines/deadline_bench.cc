@@ -93,6 +93,9 @@ int step_bench(int argc, char** argv) {
   return 0;
 }
 
+// a of b, in per cent (0 when b is).
+double percent(long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); }
+
 // The replay's options from argv[2...]; false (said on stderr) for one it does not know.
 bool parse_replay_args(int argc, char** argv, ReplayOptions& options, bool& check) {
   for (int i = 2; i < argc; ++i) {
@@ -125,7 +128,6 @@ bool parse_replay_args(int argc, char** argv, ReplayOptions& options, bool& chec
 }
 
 void print_replay(const ReplayOptions& options, const ReplayFigures& f) {
-  const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
   std::printf(
       "replay: %d workflows, %d days, a step every %d min (%ld steps; median %.1f ms, "
       "worst %.1f ms), %ld partial steps at jobs' ends%s\n",
@@ -135,7 +137,7 @@ void print_replay(const ReplayOptions& options, const ReplayFigures& f) {
   std::printf(
       "misses flagged AT_RISK >= 15 min before the deadline: %ld of %ld = %.1f %% "
       "(target >= 80 %%)\n",
-      f.missed_flagged, f.missed, pct(f.missed_flagged, f.missed));
+      f.missed_flagged, f.missed, percent(f.missed_flagged, f.missed));
   std::printf("  flagged later: %ld; never flagged: %ld\n", f.missed_flagged_late,
               f.missed_never_flagged);
   std::printf(
@@ -144,7 +146,7 @@ void print_replay(const ReplayOptions& options, const ReplayFigures& f) {
       f.unflagged_by_status[0], f.unflagged_by_status[1], f.unflagged_by_status[2],
       f.unflagged_by_status[3]);
   std::printf("AT_RISK flags that ended on time: %ld of %ld = %.1f %% (target <= 10 %%)\n",
-              f.flagged_on_time, f.flagged, pct(f.flagged_on_time, f.flagged));
+              f.flagged_on_time, f.flagged, percent(f.flagged_on_time, f.flagged));
   std::printf("  of which flagged less than 15 min before the deadline: %ld\n",
               f.flagged_on_time_late);
   const char* names[] = {"WAITING", "READY", "RUNNING"};
@@ -161,9 +163,8 @@ int replay_bench(int argc, char** argv) {
   const ReplayFigures f = run_replay(options);
   print_replay(options, f);
   if (!check) return 0;
-  const auto pct = [](long a, long b) { return b == 0 ? 0.0 : 100.0 * double(a) / double(b); };
-  const bool early = f.missed > 0 && pct(f.missed_flagged, f.missed) >= 80;
-  const bool precise = f.flagged > 0 && pct(f.flagged_on_time, f.flagged) <= 10;
+  const bool early = f.missed > 0 && percent(f.missed_flagged, f.missed) >= 80;
+  const bool precise = f.flagged > 0 && percent(f.flagged_on_time, f.flagged) <= 10;
   if (!early) std::printf("check: FAILED, fewer than 80 %% of the misses flagged in time\n");
   if (!precise) std::printf("check: FAILED, more than 10 %% of the flags ended on time\n");
   if (early && precise) std::printf("check: both targets met\n");

@@ -168,7 +168,7 @@ ReplayFigures count(const Outcomes& o, Time from, Time to) {
 }
 
 // One line per slot flagged AT_RISK (replay.h, flags_file).
-void write_flags(const std::string& path, Outcomes& o, const std::vector<Plan>& plans) {
+void write_flags(const std::string& path, const Outcomes& o, const std::vector<Plan>& plans) {
   FILE* out = std::fopen(path.c_str(), "w");
   if (!out) return spdlog::error("replay: cannot write {}", path);
   const auto min = [](auto d) { return std::chrono::duration<double>(d).count() / 60; };
@@ -179,7 +179,7 @@ void write_flags(const std::string& path, Outcomes& o, const std::vector<Plan>& 
                  format_time(id.time).c_str(), std::string(to_string(o.flagged_as.at(id))).c_str(),
                  o.missed.count(id) ? "MISSED" : "MET", min(deadline - flagged),
                  min(plan.ready_at.at(id.time) - flagged), min(plan.run.at(id.time)),
-                 min(deadline - id.time), o.reasons[id].c_str());
+                 min(deadline - id.time), o.reasons.at(id).c_str());
   }
   std::fclose(out);
 }

@@ -72,10 +72,10 @@ void HistoryPredictor::add(const std::string& workflow, Phase phase, Time slot, 
   samples.push_back({hour_of(slot), std::max(0.0, took.count() / 1000.0)});
   if (samples.size() > kMaxSamples) samples.pop_front();
   h.dirty = true;
+  if (phase != kRun) return;
   // Over the hour's median as the last prediction computed it (not recomputed here: a step that
   // ends many runs would sort every history again).
-  const double level = h.p50[kRun][std::size_t(samples.back().hour)];
-  if (phase == kRun && level > 0) {
+  if (const double level = h.p50[kRun][std::size_t(samples.back().hour)]; level > 0) {
     fleet_ratios_.push_back(samples.back().seconds / level);
     if (fleet_ratios_.size() > kFleetSamples) fleet_ratios_.pop_front();
   }
@@ -104,7 +104,8 @@ void HistoryPredictor::percentiles(History& h, Phase phase) {
   p90.fill(-1);
   h.usual[phase].fill(-1);
   if (by_hour[24].size() < kMinSamples) return;
-  for (std::size_t hour = 0; hour < 25; ++hour) {
+  // Only the whole spans are judged by their quantile (predict()); the steps by p50 and p90.
+  for (std::size_t hour = 0; (phase == kTotal || phase == kFromReady) && hour < 25; ++hour) {
     auto& own = by_hour[hour].size() >= kMinHourSamples ? by_hour[hour] : by_hour[24];
     h.usual[phase][hour] = quantile(own, kUsualQuantile);
   }
