@@ -103,7 +103,9 @@ class Api {
   // True for the requests that step or change state (the method of a mutating route): the
   // server runs these on its SerialWorker so that they never hold a connection thread.
   bool is_mutation(const HttpServerRequest& request) const;
-  // True for the mutations whose route runs requests together (Route::group_handler).
+  // True for the mutations whose route runs requests together (Route::group_handler). They
+  // write nothing a step or another mutation writes, so they run beside those: the server
+  // queues them on a worker of their own (ServingOptions::grouped).
   bool is_grouped(const HttpServerRequest& request) const;
   // Answers several requests as handle() would, one answer each in order, running those of a
   // grouped route that pass the checks together in one call of its group_handler (each still
@@ -169,6 +171,9 @@ class Api {
   // Serializes the mutations and steps; it guards no field of the Api: what they change is the
   // scheduler's and the database's.
   mutable Mutex mutation_mutex_;
+  // Serializes the routes that have a group_handler (dataset announcements), by either handler,
+  // among themselves only: they run beside the steps and the other mutations.
+  mutable Mutex group_mutex_;
 };
 
 // The §6 routes (api_handlers.cc), registered by Api's constructor.

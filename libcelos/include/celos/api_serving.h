@@ -98,6 +98,9 @@ struct ServingOptions {
   // A mutation still waiting for the worker (behind a step or a mutation) then is answered 503
   // and never runs; one that began is always answered with its result.
   std::chrono::milliseconds mutation_wait{15000};
+  // Where the grouped mutations (Route::group_handler: dataset announcements) run, beside the
+  // steps and the other mutations; null = on the worker with them (unit tests).
+  SerialWorker* grouped = nullptr;
   std::string database = "the state database";
 };
 
@@ -106,10 +109,11 @@ HttpServerResponse unavailable(std::string_view message, int retry_after_seconds
 
 // The server's handler: /health/*, /metrics and /version (the routes that answer while
 // loading) on the calling (connection) thread, other reads on `serving.reads`, mutations queued
-// on `worker` and answered when they ran (503 if the worker stopped first). While the Api's
-// StartupGate is closed, requests other than /health/*, /metrics and /version wait for it
-// (503 {"error": "workflows are loading"} after its max_wait). Every answer is counted once in
-// the Api's metrics. `api`, `worker` and the pool and timer must outlive the handler.
+// on `worker` (grouped ones on `serving.grouped`) and answered when they ran (503 if the worker
+// stopped first). While the Api's StartupGate is closed, requests other than /health/*,
+// /metrics and /version wait for it (503 {"error": "workflows are loading"} after its
+// max_wait). Every answer is counted once in the Api's metrics. `api`, the workers and the
+// pool and timer must outlive the handler.
 AsyncHttpHandler make_api_http_handler(const Api& api, SerialWorker& worker,
                                        ServingOptions serving = {});
 

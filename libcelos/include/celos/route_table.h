@@ -63,8 +63,8 @@ struct Route {
   // /api/v1/workflow-slots with Mount::kLegacyAndV1.
   std::string path;
   Role role = Role::kViewer;
-  // Changes state: runs serialized on the SerialWorker, needs an operator token by default and
-  // is written to the audit log.
+  // Changes state: runs serialized on the SerialWorker (a grouped route: see group_handler),
+  // needs an operator token by default and is written to the audit log.
   bool mutates = false;
   Mount mount = Mount::kV1;
   std::string summary = {};
@@ -75,9 +75,12 @@ struct Route {
   // Answered before the first load of the workflows has ended (/health/*, /metrics, /version).
   bool while_loading = false;
   RouteHandler handler = {};
-  // A mutating route whose requests may run together: those waiting for the worker at once are
-  // handed to this in one call (one durable write for all of them: dataset announcements,
-  // issue 28). `handler` still answers a request alone.
+  // A mutating route whose requests may run together: those waiting at once are handed to this
+  // in one call (one durable write for all of them: dataset announcements, issue 28). `handler`
+  // still answers a request alone. Such a route must write nothing that a step or another
+  // mutation writes: its requests are serialized only among themselves and run beside the
+  // steps (on a worker of their own, ServingOptions::grouped), so that a burst of them never
+  // waits for a step, nor a step for them.
   RouteGroupHandler group_handler = {};
 };
 

@@ -5,7 +5,8 @@
 //   Scheduling   the scheduler and its listeners (metrics, slot history, notifications) and the
 //                executor of its external calls
 //   Front        the API in front of it: audit trail, Host checks, tokens, the cluster it answers
-//                for, the worker that runs mutations and steps one at a time, the serving pools
+//                for, the worker that runs mutations and steps one at a time (announcements
+//                beside it on their own), the serving pools
 //   Background   the periodic tasks: the standby's refresh, history pruning, --autoSchedule
 //
 // Each part refers to the earlier ones: they are built in place and destroyed in reverse.
@@ -108,6 +109,8 @@ struct Front {
   std::unique_ptr<RunningJobs> running_jobs;
   Api api;
   SerialWorker worker;
+  // Dataset announcements run here, beside the steps (Route::group_handler).
+  SerialWorker announcements;
   Serving serving;
   // With --autoSchedule: partial steps of the workflows events may have made ready (issue 28).
   std::unique_ptr<EventStepper> events;

@@ -18,11 +18,12 @@ std::unique_ptr<HttpServer> start_serving(const ServerOptions& opts, Front& f) {
   HttpServerOptions server_options;
   server_options.host = opts.host;
   server_options.port = static_cast<std::uint16_t>(opts.port);
+  ServingOptions serving = f.serving.reading();
+  serving.grouped = &f.announcements;
   return start_async_http_server(
-      server_options,
-      make_cluster_http_handler(make_api_http_handler(f.api, f.worker, f.serving.reading()), f.api,
-                                *f.cluster, f.serving.forward_client,
-                                f.serving.forwarding(opts.lease_seconds)));
+      server_options, make_cluster_http_handler(make_api_http_handler(f.api, f.worker, serving),
+                                                f.api, *f.cluster, f.serving.forward_client,
+                                                f.serving.forwarding(opts.lease_seconds)));
 }
 
 // Serves until SIGTERM or SIGINT, then stops: a running step finishes; queued mutations are
@@ -47,6 +48,7 @@ void serve(const ServerOptions& opts, const std::string& version, Backends& b, S
   if (s.file_events) s.file_events->set_on_event({});  // the inotify thread outlives `f`
   if (f.events) f.events->stop();
   f.worker.stop();
+  f.announcements.stop();
   if (lineage) lineage->stop();  // it asks the cluster whether it leads
   server->stop();
   f.serving.stop();

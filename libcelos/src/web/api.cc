@@ -127,7 +127,7 @@ std::vector<HttpServerResponse> Api::run_group(const Route& route,
                                                const std::vector<HttpServerRequest>& calls) const {
   std::vector<HttpServerResponse> answers;
   try {
-    MutexLock lock(mutation_mutex_);
+    MutexLock lock(group_mutex_);
     answers = route.group_handler(calls);
   } catch (const std::exception& e) {
     spdlog::error("{} {} and {} more failed: {}", route.method, route.path, calls.size() - 1,
@@ -204,7 +204,7 @@ HttpServerResponse Api::run_route(const Route& route, const HttpServerRequest& r
   }
   const HttpServerRequest& call = copy ? *copy : request;
   if (!route.mutates) return route.handler(call);
-  MutexLock lock(mutation_mutex_);
+  MutexLock lock(route.group_handler ? group_mutex_ : mutation_mutex_);
   return route.handler(call);
 }
 

@@ -220,7 +220,7 @@ class MutationGroups : public std::enable_shared_from_this<MutationGroups> {
 void answer_grouped(const Api& api, SerialWorker& worker, const ServingOptions& serving,
                     MutationGroups& groups, SharedRequest request, HttpResponder respond) {
   auto claim = std::make_shared<Claim>();
-  groups.add(api, worker, std::move(request), respond, claim);
+  groups.add(api, serving.grouped ? *serving.grouped : worker, std::move(request), respond, claim);
   expire_mutation(serving, respond, std::move(claim));
 }
 

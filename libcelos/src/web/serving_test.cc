@@ -92,6 +92,15 @@ std::future<HttpServerResponse> call(const AsyncHttpHandler& handler, HttpServer
   return future;
 }
 
+// POST /api/v1/grouped, a mutation whose waiting requests run together through `group`.
+Route grouped_route(RouteGroupHandler group) {
+  return {.method = "POST",
+          .path = "/grouped",
+          .mutates = true,
+          .handler = [](const auto&) { return HttpServerResponse{}; },
+          .group_handler = std::move(group)};
+}
+
 std::string serving_error_of(const HttpServerResponse& response) {
   return std::string(json::parse(response.body).at("error").as_string());
 }
@@ -204,25 +213,20 @@ TEST_CASE("Grouped mutations waiting for the worker together run in one call, ea
   ServingWorld w;
   std::mutex mutex;
   std::vector<std::size_t> groups;  // the size of each call of the group handler
-  w.api->routes().add({.method = "POST",
-                       .path = "/grouped",
-                       .mutates = true,
-                       .handler = [](const auto&) { return HttpServerResponse{}; },
-                       .group_handler =
-                           [&](const std::vector<HttpServerRequest>& requests) {
-                             {
-                               std::lock_guard lock(mutex);
-                               groups.push_back(requests.size());
-                             }
-                             std::vector<HttpServerResponse> out;
-                             for (const auto& r : requests) {
-                               HttpServerResponse answer;
-                               answer.status = r.query.count("bad") ? 400 : 200;
-                               answer.body = r.target;
-                               out.push_back(answer);
-                             }
-                             return out;
-                           }});
+  w.api->routes().add(grouped_route([&](const std::vector<HttpServerRequest>& requests) {
+    {
+      std::lock_guard lock(mutex);
+      groups.push_back(requests.size());
+    }
+    std::vector<HttpServerResponse> out;
+    for (const auto& r : requests) {
+      HttpServerResponse answer;
+      answer.status = r.query.count("bad") ? 400 : 200;
+      answer.body = r.target;
+      out.push_back(answer);
+    }
+    return out;
+  }));
   SerialWorker worker;
   DeadlineTimer timer;
   auto handler = make_api_http_handler(*w.api, worker, {.timer = &timer, .mutation_wait = 30s});
@@ -252,6 +256,32 @@ TEST_CASE("Grouped mutations waiting for the worker together run in one call, ea
   auto audited = w.audit.statuses();
   std::sort(audited.begin(), audited.end());
   CHECK(audited == std::vector<int>{200, 200, 200, 400});
+}
+
+TEST_CASE("Grouped mutations on a worker of their own never wait for a step or a mutation") {
+  ServingWorld w;
+  std::atomic<int> grouped_calls{0};
+  w.api->routes().add(grouped_route([&](const std::vector<HttpServerRequest>& requests) {
+    ++grouped_calls;
+    return std::vector<HttpServerResponse>(requests.size());
+  }));
+  SerialWorker worker;
+  SerialWorker announcements;
+  DeadlineTimer timer;
+  auto handler = make_api_http_handler(
+      *w.api, worker, {.timer = &timer, .mutation_wait = 30s, .grouped = &announcements});
+  auto blocking = call(handler, request_of("POST", "/api/v1/slow"));  // holds the worker
+  // And the mutation lock: Api::step and every other mutation wait for it, a group does not.
+  auto behind = call(handler, request_of("POST", "/api/v1/slow"));
+  auto grouped = call(handler, request_of("POST", "/api/v1/grouped?n=1"));
+  REQUIRE(grouped.wait_for(30s) == std::future_status::ready);
+  CHECK(grouped.get().status == 200);
+  CHECK(grouped_calls == 1);
+  CHECK(behind.wait_for(0s) == std::future_status::timeout);  // still behind the slow one
+  w.gate.open();
+  REQUIRE(blocking.wait_for(30s) == std::future_status::ready);
+  REQUIRE(behind.wait_for(30s) == std::future_status::ready);
+  CHECK(w.mutations == 2);
 }
 
 namespace {
