@@ -12,14 +12,13 @@
 // Events that arrive together are coalesced: at most one partial step is queued on the
 // SerialWorker at a time, and it steps the union of the workflows of every event that arrived
 // before it ran. With a `settle` time, a partial step is queued only once no event came for
-// that long (or the oldest waited `max_delay`), and no sooner after the last partial step than
-// that step took: during a burst of announcements the worker answers them group after group
-// for at least half of its time instead of stepping between every two groups (a step waits on
-// the executor: statuses and submissions of 20 ms each at Oozie), and the burst's workflows are
-// stepped in a few large steps. So partial steps are serialized with the periodic step and every
-// mutation (the worker runs one job at a time, in order), a burst of events costs one partial step,
-// and an event storm cannot starve the periodic step, reads (which never touch the worker) or
-// mutations (queued behind at most one partial step each). The step runs at the wall clock's now
+// that long (or the oldest waited `max_delay`): during a burst the woken workflows are stepped
+// in a few large steps, each taking the events that came while the one before ran. So partial
+// steps are serialized with the periodic step and every mutation (the worker runs one job at a
+// time, in order), a burst of events costs a few partial steps, and an event storm cannot
+// starve the periodic step, reads (which never touch the worker) or mutations (queued behind at
+// most one partial step each). Dataset announcements themselves do not wait for the steps: they
+// run on a worker of their own (Route::group_handler). The step runs at the wall clock's now
 // through Api::step, which skips it on a cluster standby: only the leader steps (events arrive
 // there because standbys forward mutations).
 //
@@ -58,8 +57,7 @@ struct EventStepperOptions {
   std::function<bool(std::string_view uri)> is_local = {};
   // Quiet time before a partial step is queued; zero queues it at once (as unit tests expect).
   std::chrono::milliseconds settle{0};
-  // The longest an event waits for a quiet moment before its partial step is queued anyway
-  // (or as long as the last partial step took, if that was longer).
+  // The longest an event waits for a quiet moment before its partial step is queued anyway.
   std::chrono::milliseconds max_delay{500};
 };
 
@@ -107,8 +105,6 @@ class EventStepper final : public SchedulerListener {
   bool waiting_to_settle_ GUARDED_BY(mutex_) = false;
   Clock::Monotonic last_event_ GUARDED_BY(mutex_){};
   Clock::Monotonic first_pending_ GUARDED_BY(mutex_){};  // when pending_ last became non-empty
-  // The last partial step's end plus its duration: the next one is not queued before.
-  Clock::Monotonic next_allowed_ GUARDED_BY(mutex_){};
   bool stopping_ GUARDED_BY(mutex_) = false;
   int partial_steps_ GUARDED_BY(mutex_) = 0;
   WorkflowConfigPtr indexed_ GUARDED_BY(mutex_);

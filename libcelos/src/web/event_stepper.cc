@@ -64,8 +64,7 @@ void EventStepper::settled() {
       waiting_to_settle_ = false;
       return;
     }
-    const auto due = std::max(next_allowed_, std::min(last_event_ + options_.settle,
-                                                      first_pending_ + options_.max_delay));
+    const auto due = std::min(last_event_ + options_.settle, first_pending_ + options_.max_delay);
     if (options_.clock->monotonic() < due) {
       timer_->at(due, [this] { settled(); });
       return;
@@ -110,17 +109,14 @@ void EventStepper::run_batch() {
     for (const auto& [id, _] : in_flight_) ids.insert(id);
     cause = cause_of(in_flight_);
   }
-  const Clock::Monotonic began = options_.clock->monotonic();
   try {
     api_.step(api_.now(), ids, cause);
   } catch (const std::exception& e) {
     spdlog::error("partial step failed: {}", e.what());
   }
-  const Clock::Monotonic ended = options_.clock->monotonic();
   MutexLock lock(mutex_);
   in_flight_.clear();
   ++partial_steps_;
-  next_allowed_ = ended + (ended - began);
 }
 
 void EventStepper::on_slot_changes(const std::vector<SlotChange>& changes) {
