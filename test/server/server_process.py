@@ -134,13 +134,16 @@ class CelosServer:
         finally:
             self.stderr.close()
 
-    def close(self):
+    def close(self, remove=True):
+        """Kills the server; removes its directories unless `remove` is false (a benchmark
+        removes them after its last run: see bench/events/bench_events.py)."""
         if self.process and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
         if self.process:
             self.stderr.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        if remove:
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 class ServerPerTest(unittest.TestCase):
