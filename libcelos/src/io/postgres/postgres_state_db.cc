@@ -319,19 +319,24 @@ class PostgresStateDatabase final : public StateDatabase {
     return announce_instances({{std::string(dataset), time}}, now);
   }
 
-  // One transaction: one commit (one WAL flush) for the whole group.
+  // One statement in one transaction: one round trip and one commit (one WAL flush) for the
+  // whole group.
   Result<void> announce_instances(const std::vector<Announcement>& announcements,
                                   Time now) override {
     if (announcements.empty()) return {};
     return write([&](PGconn* c) -> Result<void> {
+      std::vector<pg::Param> datasets, times;
       for (const Announcement& a : announcements) {
-        // Idempotent: the first announcement's stamp stays.
-        auto r = pg::exec(c,
-                          "INSERT INTO celos_announced (dataset, instance_time, announced) "
-                          "VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                          {a.dataset, format_time(a.time), format_time(now)});
-        if (!r) return tl::unexpected(r.error());
+        datasets.emplace_back(a.dataset);
+        times.emplace_back(format_time(a.time));
       }
+      // Idempotent: the first announcement's stamp stays (also for a time repeated in the group).
+      auto r = pg::exec(c,
+                        "INSERT INTO celos_announced (dataset, instance_time, announced) "
+                        "SELECT d, t, $3 FROM unnest($1::text[], $2::timestamptz[]) AS u(d, t) "
+                        "ON CONFLICT DO NOTHING",
+                        {pg::array_literal(datasets), pg::array_literal(times), format_time(now)});
+      if (!r) return tl::unexpected(r.error());
       return {};
     });
   }
