@@ -27,7 +27,9 @@ events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --laten
 With `--state-db postgresql` every server keeps its state in a database of its own on a private
 PostgreSQL 15 (test/pg_util.py, fsync on); the default is the file state database.
 Prints median and worst over the runs of each measure (client-side wall clock; polling every
-5 ms adds up to 5 ms)."""
+5 ms adds up to 5 ms). The servers' directories are removed after the last run: on a file
+system that is slow to create files after many were removed (ext4 without a journal), start
+the benchmark a few minutes after anything removed thousands of files (bench/README.md)."""
 
 import argparse
 import datetime
@@ -117,7 +119,7 @@ def bench_announcement(n, slots, samples):
             out.append(wait(s, "w%d" % i, start, ("RUNNING", "SUCCESS")) - t0)
         return out
     finally:
-        s.close()
+        close(s)
 
 
 def bench_chain():
@@ -132,7 +134,7 @@ def bench_chain():
         assert s.post("/api/v1/rerun?id=c0&time=" + iso(start)).status == 200
         return [wait(s, "c4", start, ("SUCCESS",)) - t0]
     finally:
-        s.close()
+        close(s)
 
 
 def bench_oozie(oozie):
@@ -156,7 +158,7 @@ def bench_oozie(oozie):
         urllib.request.urlopen(req, timeout=30).read()
         return [wait(s, "after", start, ("RUNNING", "SUCCESS")) - t0]
     finally:
-        s.close()
+        close(s)
 
 
 def bench_file():
@@ -174,7 +176,7 @@ def bench_file():
         open(os.path.join(d, "_READY"), "w").close()
         return [wait(s, "f", start, ("RUNNING", "SUCCESS")) - t0]
     finally:
-        s.close()
+        close(s)
 
 
 def oozie_wf(wid, start, oozie, fields=""):
@@ -205,11 +207,16 @@ def watch_storm(s, start, hours, n, t0, stop, seen):
         time.sleep(0.1)
 
 
-# The storms' server directories, removed after the last run. Removing one storm's 10,000 slot
-# files right before the next storm slowed that storm's file creation by up to half: ext4
-# without a journal (this machine kind's disk) skips inodes freed in the last minutes one by one
-# when it allocates a new one (bench/README.md, issue 28).
+# The servers' directories, removed after the last run. Removing one storm's 10,000 slot files
+# right before the next storm slowed that storm's file creation by up to half: ext4 without a
+# journal (this machine kind's disk) skips inodes freed in the last minutes one by one when it
+# allocates a new one (bench/README.md, issue 28).
 LEFT = []
+
+
+def close(s):
+    s.close(remove=False)
+    LEFT.append(s.root)
 
 
 def bench_storm(oozie=None, n=1000, announcements=10000, connections=256):
@@ -260,8 +267,7 @@ def bench_storm(oozie=None, n=1000, announcements=10000, connections=256):
             raise RuntimeError("storm: after 300 s only %s" % seen)
         return sent, seen["running"], seen["stepped"], pct(reads, 99)
     finally:
-        s.close(remove=False)
-        LEFT.append(s.root)
+        close(s)
 
 
 def main():
