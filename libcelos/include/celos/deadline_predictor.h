@@ -102,12 +102,16 @@ class HistoryPredictor final : public DeadlinePredictor, public SchedulerListene
   static std::pair<double, std::size_t> like_longer(const History& h, int hour, double seconds);
   // The same over every workflow's runs that overran as far as `ratio` (run over its median).
   double like_overrun(double ratio) const REQUIRES(mutex_);
+  // When the open slot `id` became READY (&Open::ready) or RUNNING; `now` when not seen.
+  Time opened(const SlotId& id, Time Open::*at, Time now) const REQUIRES(mutex_);
   DeadlineForecast predict_running(const History& h, const SlotState& slot, int hour,
                                    Time now) const REQUIRES(mutex_);
 
   mutable Mutex mutex_;
   // Every workflow's runs, each over its hour's median as last computed.
   std::deque<double> fleet_ratios_ GUARDED_BY(mutex_);
+  // fleet_ratios_ sorted, by the first like_overrun() after they changed; empty = to sort.
+  mutable std::vector<double> fleet_sorted_ GUARDED_BY(mutex_);
   mutable std::map<std::string, History, std::less<>> histories_ GUARDED_BY(mutex_);
   std::map<SlotId, Open> open_ GUARDED_BY(mutex_);
 };

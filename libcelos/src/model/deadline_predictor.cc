@@ -22,11 +22,16 @@ std::string minutes_text(double seconds) {
 
 milliseconds ms(double seconds) { return milliseconds(static_cast<long long>(seconds * 1000)); }
 
+// The index of the q-quantile (nearest rank) in `n` sorted values (n > 0).
+std::size_t nearest_rank(std::size_t n, double q) {
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+  return std::clamp<std::size_t>(rank, 1, n) - 1;
+}
+
 // The q-quantile (nearest rank) of `values`, sorted in place.
 double quantile(std::vector<double>& values, double q) {
   std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
-  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+  return values[nearest_rank(values.size(), q)];
 }
 
 }  // namespace
@@ -78,6 +83,7 @@ void HistoryPredictor::add(const std::string& workflow, Phase phase, Time slot, 
   if (const double level = h.p50[kRun][std::size_t(samples.back().hour)]; level > 0) {
     fleet_ratios_.push_back(samples.back().seconds / level);
     if (fleet_ratios_.size() > kFleetSamples) fleet_ratios_.pop_front();
+    fleet_sorted_.clear();
   }
 }
 
@@ -105,9 +111,11 @@ void HistoryPredictor::percentiles(History& h, Phase phase) {
   h.usual[phase].fill(-1);
   if (by_hour[24].size() < kMinSamples) return;
   // Only the whole spans are judged by their quantile (predict()); the steps by p50 and p90.
-  for (std::size_t hour = 0; (phase == kTotal || phase == kFromReady) && hour < 25; ++hour) {
-    auto& own = by_hour[hour].size() >= kMinHourSamples ? by_hour[hour] : by_hour[24];
-    h.usual[phase][hour] = quantile(own, kUsualQuantile);
+  if (phase == kTotal || phase == kFromReady) {
+    for (std::size_t hour = 0; hour < 25; ++hour) {
+      auto& own = by_hour[hour].size() >= kMinHourSamples ? by_hour[hour] : by_hour[24];
+      h.usual[phase][hour] = quantile(own, kUsualQuantile);
+    }
   }
   p90[24] = quantile(by_hour[24], 0.9);
   p50[24] = quantile(by_hour[24], 0.5);
@@ -156,11 +164,18 @@ std::pair<double, std::size_t> HistoryPredictor::like_longer(const History& h, i
 }
 
 double HistoryPredictor::like_overrun(double ratio) const {
-  std::vector<double> longer;
-  for (double r : fleet_ratios_) {
-    if (r >= ratio) longer.push_back(r);
+  if (fleet_sorted_.empty()) {  // sorted once after the ratios changed, not once per slot
+    fleet_sorted_.assign(fleet_ratios_.begin(), fleet_ratios_.end());
+    std::sort(fleet_sorted_.begin(), fleet_sorted_.end());
   }
-  return longer.empty() ? -1 : quantile(longer, kRunQuantile);
+  const auto longer = std::lower_bound(fleet_sorted_.begin(), fleet_sorted_.end(), ratio);
+  const auto n = static_cast<std::size_t>(fleet_sorted_.end() - longer);
+  return n == 0 ? -1 : longer[static_cast<std::ptrdiff_t>(nearest_rank(n, kRunQuantile))];
+}
+
+Time HistoryPredictor::opened(const SlotId& id, Time Open::*at, Time now) const {
+  auto it = open_.find(id);
+  return it != open_.end() && it->second.*at != Time{} ? it->second.*at : now;
 }
 
 DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotState& slot,
@@ -189,8 +204,7 @@ DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotS
                           minutes_text(p(kReady, false)), minutes_text(p(kRun, false)))};
     }
     case SlotStatus::kReady: {
-      auto it = open_.find(slot.id);
-      const Time ready = it != open_.end() && it->second.ready != Time{} ? it->second.ready : now;
+      const Time ready = opened(slot.id, &Open::ready, now);
       return {std::max(now, ready + ms(usual(*h, kFromReady, hour))),
               fmt::format("ready; the job usually runs {}; 3 in 4 slots were SUCCESS {} or more "
                           "after READY",
@@ -205,8 +219,7 @@ DeadlineForecast HistoryPredictor::predict(const Workflow& workflow, const SlotS
 
 DeadlineForecast HistoryPredictor::predict_running(const History& h, const SlotState& slot,
                                                    int hour, Time now) const {
-  auto it = open_.find(slot.id);
-  const Time started = it != open_.end() && it->second.running != Time{} ? it->second.running : now;
+  const Time started = opened(slot.id, &Open::running, now);
   const double ran = std::chrono::duration<double>(now - started).count();
   const double median = percentile(h, kRun, hour, true);
   // As long as the past runs that lasted at least this long; while the workflow has few of
