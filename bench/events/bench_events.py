@@ -24,6 +24,8 @@ events must beat) and the fakes of test/ at 20 ms latency (fake_oozie.py --laten
                 had left WAITING (its consumer stepped after the announcement), all from the
                 first announcement (the consumers are command jobs: they start on this machine)
   storm-oozie   the same with the consumers' jobs on the fake Oozie (they run elsewhere)
+  client        the storm's client alone: 10,000 POSTs to a path answered 404 at once (how fast
+                the storm is sent)
 With `--state-db postgresql` every server keeps its state in a database of its own on a private
 PostgreSQL 15 (test/pg_util.py, fsync on); the default is the file state database.
 Prints median and worst over the runs of each measure (client-side wall clock; polling every
@@ -270,6 +272,22 @@ def bench_storm(oozie=None, n=1000, announcements=10000, connections=256):
         close(s)
 
 
+def bench_client(announcements=10000, connections=256):
+    """The storm's client alone: the same POSTs, as fast, to a path that celos-server answers 404
+    at once (no worker, no write). How long the storm takes to send, whatever the server does."""
+    s = server({})
+    try:
+        t0 = time.monotonic()
+        refused = post_all(s.port, ["/api/v1/nowhere/%d" % i for i in range(announcements)],
+                           connections)
+        took = time.monotonic() - t0
+        if len(refused) != announcements or any(status != 404 for _, status in refused):
+            raise SystemExit("client: expected %d answers 404, got %s" % (announcements, refused[:3]))
+        return [took]
+    finally:
+        close(s)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=3)
@@ -290,7 +308,8 @@ def main():
             for name, fn in [("announcement", lambda: bench_announcement(a.workflows, a.slots, a.samples)),
                              ("chain", bench_chain), ("oozie", lambda: bench_oozie(oozie)),
                              ("file", bench_file), ("storm", lambda: bench_storm(connections=a.storm_connections)),
-                             ("storm-oozie", lambda: bench_storm(oozie, connections=a.storm_connections))]:
+                             ("storm-oozie", lambda: bench_storm(oozie, connections=a.storm_connections)),
+                             ("client", lambda: bench_client(connections=a.storm_connections))]:
                 if a.only and name not in a.only.split(","):
                     continue
                 v = fn()
